@@ -1,0 +1,36 @@
+//! A conversation: the messages plus what travels with them (tool schemas, record fields).
+
+use crate::message::Message;
+use serde_json::{Map, Value};
+
+/// One conversation as loaded from a file.
+///
+/// The system prompt, when there is one, is `messages[0]` with role `system` (the OpenAI
+/// convention); formats that keep it apart (Anthropic's `system`) are converted into that shape.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Conversation {
+    pub messages: Vec<Message>,
+    /// Tool schemas in OpenAI form (`{"type":"function","function":{…}}`), when the source had them.
+    pub tools: Option<Vec<Value>>,
+    /// Every other top-level field of the source record (ids, metadata, sampling settings…),
+    /// in arrival order, written back unchanged.
+    pub extra: Map<String, Value>,
+}
+
+impl Conversation {
+    pub fn new(messages: Vec<Message>) -> Self {
+        Conversation {
+            messages,
+            tools: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The system prompt text, if the first message is a system message.
+    pub fn system_prompt(&self) -> Option<String> {
+        self.messages
+            .first()
+            .filter(|m| m.role == crate::message::Role::System)
+            .map(Message::text)
+    }
+}
