@@ -8,3 +8,4 @@ pub mod message;
 
 pub use conversation::Conversation;
 pub use message::{Content, ContentPart, FunctionCall, Message, MessageError, Role, ToolCall};
+pub mod tokens;

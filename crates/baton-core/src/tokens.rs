@@ -1,0 +1,669 @@
+//! Token accounting: how many tokens a text, a message, or a whole request costs.
+//!
+//! Two families of counters implement [`TokenCounter`]:
+//! - [`RoughCounter`], the reference design's cheap estimator (characters / 4, with CJK
+//!   characters counted one token each and other non-ASCII text by UTF-8 bytes / 4, the
+//!   reference's later refinement after Chinese and Cyrillic were under-counted 2-4x);
+//! - [`BpeCounter`], exact `o200k_base` / `cl100k_base` counts. The BPE ranks are compiled
+//!   into the binary by `tiktoken-rs`, so nothing is downloaded at run time.
+//!
+//! Message counts use one structure for both families (content + tool calls + reasoning +
+//! a fixed per-message overhead), so an estimate and an exact count of the same message differ
+//! only in how text is tokenized. [`Calibration`] learns the per-model ratio between what a
+//! provider reported and what we estimated; [`RunningCount`] keeps per-message counts so that
+//! re-estimating a conversation after one new message costs one message, not the history.
+
+use crate::conversation::Conversation;
+use crate::message::{Content, ContentPart, Message, PartKind};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use tiktoken_rs::CoreBPE;
+
+/// Tokens every message costs beyond its text: the chat template's start/role/end markers.
+/// OpenAI documents 3 per message plus the role name (1 token for every role we know).
+pub const MESSAGE_OVERHEAD: usize = 4;
+/// Tokens a request costs beyond its messages: the assistant reply priming (`<|start|>assistant`).
+pub const REPLY_PRIMING: usize = 3;
+/// Flat cost of one image part. Counting a base64 payload as text would make a 1 MB screenshot
+/// look like 250,000 tokens; providers bill images by resolution, ~1,600 tokens for a large one.
+pub const IMAGE_TOKENS: usize = 1_600;
+/// Flat cost of an audio or file part, for the same reason as [`IMAGE_TOKENS`].
+pub const ATTACHMENT_TOKENS: usize = 1_600;
+/// Envelope of one tool call beyond its name and arguments (id, type, JSON punctuation).
+pub const TOOL_CALL_OVERHEAD: usize = 8;
+/// Envelope of one tool schema beyond its JSON text.
+pub const TOOL_SCHEMA_OVERHEAD: usize = 8;
+
+/// Counts tokens of text; message and request counts are built on top of it.
+///
+/// Implementations must be cheap to share across threads: the compressor, the CLI and the
+/// benchmark all hold one `&'static dyn TokenCounter`.
+pub trait TokenCounter: Send + Sync {
+    /// Short name shown to users (`o200k_base`, `cl100k_base`, `rough`).
+    fn name(&self) -> &'static str;
+
+    /// Tokens of plain text.
+    fn count_text(&self, text: &str) -> usize;
+
+    /// Whether counts are exact for some provider's tokenizer (BPE) or an estimate.
+    fn is_exact(&self) -> bool;
+
+    /// Tokens one message costs in a request. See [`message_tokens`].
+    fn count_message(&self, message: &Message) -> usize {
+        message_tokens(self, message)
+    }
+}
+
+/// Which counter to use; parsed from the CLI's `--encoding` and from config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    O200k,
+    Cl100k,
+    Rough,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 3] = [Encoding::O200k, Encoding::Cl100k, Encoding::Rough];
+
+    /// Accepts `o200k`, `o200k_base`, `cl100k`, `cl100k_base`, `rough` (case-insensitive).
+    pub fn parse(s: &str) -> Result<Encoding, UnknownEncoding> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "o200k" | "o200k_base" => Ok(Encoding::O200k),
+            "cl100k" | "cl100k_base" => Ok(Encoding::Cl100k),
+            "rough" | "estimate" => Ok(Encoding::Rough),
+            _ => Err(UnknownEncoding(s.to_string())),
+        }
+    }
+
+    /// The tokenizer an OpenAI-family model uses; `None` when the model's tokenizer is not one
+    /// we ship (Claude, Gemini, open-weight models), where calibration against reported usage
+    /// is the honest answer.
+    pub fn for_model(model: &str) -> Option<Encoding> {
+        let m = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+        let o200k = ["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o"];
+        let cl100k = ["gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"];
+        if o200k.iter().any(|p| m.starts_with(p)) {
+            Some(Encoding::O200k)
+        } else if cl100k.iter().any(|p| m.starts_with(p)) {
+            Some(Encoding::Cl100k)
+        } else {
+            None
+        }
+    }
+
+    /// The shared counter for this encoding. BPE tables load once, on first use.
+    pub fn counter(self) -> &'static dyn TokenCounter {
+        static O200K: BpeCounter = BpeCounter(Encoding::O200k);
+        static CL100K: BpeCounter = BpeCounter(Encoding::Cl100k);
+        static ROUGH: RoughCounter = RoughCounter;
+        match self {
+            Encoding::O200k => &O200K,
+            Encoding::Cl100k => &CL100K,
+            Encoding::Rough => &ROUGH,
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.counter().name())
+    }
+}
+
+/// An `--encoding` value we do not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown encoding `{0}`: expected one of o200k, cl100k, rough")]
+pub struct UnknownEncoding(pub String);
+
+/// The reference design's cheap estimator. Never returns 0 for non-empty text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RoughCounter;
+
+impl TokenCounter for RoughCounter {
+    fn name(&self) -> &'static str {
+        "rough"
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        rough_text_tokens(text)
+    }
+
+    fn is_exact(&self) -> bool {
+        false
+    }
+}
+
+/// `ceil(quarter_units / 4) + dense_chars`, where ASCII characters weigh 1 unit, other
+/// non-ASCII characters weigh their UTF-8 length, and CJK / kana / hangul characters count a
+/// whole token each (BPE vocabularies rarely merge them).
+pub fn rough_text_tokens(text: &str) -> usize {
+    if text.is_empty() {
+        return 0;
+    }
+    if text.is_ascii() {
+        return text.len().div_ceil(4);
+    }
+    let mut units = 0usize;
+    let mut dense = 0usize;
+    for c in text.chars() {
+        if c.is_ascii() {
+            units += 1;
+        } else if is_dense_script(c) {
+            dense += 1;
+        } else {
+            units += c.len_utf8();
+        }
+    }
+    units.div_ceil(4) + dense
+}
+
+/// CJK ideographs, kana, hangul and full-width forms: scripts where one character is roughly
+/// one token (or more) rather than a quarter of one.
+fn is_dense_script(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // hiragana, katakana
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xAC00..=0xD7AF    // hangul syllables
+        | 0x1100..=0x11FF    // hangul jamo
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0xFF00..=0xFFEF    // half/full-width forms
+        | 0x3000..=0x303F    // CJK punctuation
+        | 0x20000..=0x2FA1F  // CJK extensions B-F, compatibility supplement
+    )
+}
+
+/// Exact BPE counts for one of the OpenAI encodings.
+#[derive(Debug, Clone, Copy)]
+pub struct BpeCounter(Encoding);
+
+impl BpeCounter {
+    fn bpe(&self) -> &'static CoreBPE {
+        match self.0 {
+            Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton(),
+            _ => tiktoken_rs::o200k_base_singleton(),
+        }
+    }
+}
+
+impl TokenCounter for BpeCounter {
+    fn name(&self) -> &'static str {
+        match self.0 {
+            Encoding::Cl100k => "cl100k_base",
+            _ => "o200k_base",
+        }
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        // `count_ordinary` treats `<|endoftext|>` in user text as text, as the API does.
+        self.bpe().count_ordinary(text)
+    }
+
+    fn is_exact(&self) -> bool {
+        true
+    }
+}
+
+/// Tokens one message costs: overhead, content, name, tool-call id, every tool call's name and
+/// arguments (the full call, which the reference found under-counted 2-15x when only arguments
+/// were counted), and reasoning fields the provider will receive back.
+pub fn message_tokens<C: TokenCounter + ?Sized>(counter: &C, message: &Message) -> usize {
+    let mut tokens = MESSAGE_OVERHEAD;
+    if let Some(content) = &message.content {
+        tokens += content_tokens(counter, content);
+    }
+    if let Some(name) = &message.name {
+        tokens += 1 + counter.count_text(name);
+    }
+    if let Some(id) = &message.tool_call_id {
+        tokens += counter.count_text(id);
+    }
+    for call in message.calls() {
+        tokens += TOOL_CALL_OVERHEAD
+            + counter.count_text(&call.id)
+            + counter.count_text(&call.function.name)
+            + counter.count_text(&call.function.arguments);
+    }
+    for value in message.reasoning.values() {
+        tokens += match value {
+            Value::String(s) => counter.count_text(s),
+            Value::Null => 0,
+            other => counter.count_text(&other.to_string()),
+        };
+    }
+    tokens
+}
+
+/// Tokens of a `content` value: text counted, images and other attachments at a flat cost.
+pub fn content_tokens<C: TokenCounter + ?Sized>(counter: &C, content: &Content) -> usize {
+    match content {
+        Content::Null => 0,
+        Content::Text(s) => counter.count_text(s),
+        Content::Parts(parts) => parts.iter().map(|p| part_tokens(counter, p)).sum(),
+    }
+}
+
+fn part_tokens<C: TokenCounter + ?Sized>(counter: &C, part: &ContentPart) -> usize {
+    match part.kind() {
+        PartKind::Text => part.text_value().map_or(0, |t| counter.count_text(t)),
+        PartKind::ImageUrl => IMAGE_TOKENS,
+        PartKind::InputAudio | PartKind::File => ATTACHMENT_TOKENS,
+        // Unknown part types: count any text they carry; a part with none costs the overhead
+        // of an attachment rather than nothing, so it is never invisible to the budget.
+        PartKind::Other => part
+            .text_value()
+            .map_or(ATTACHMENT_TOKENS, |t| counter.count_text(t)),
+    }
+}
+
+/// Tokens of the tool schemas sent with a request.
+pub fn tools_tokens<C: TokenCounter + ?Sized>(counter: &C, tools: &[Value]) -> usize {
+    tools
+        .iter()
+        .map(|t| TOOL_SCHEMA_OVERHEAD + counter.count_text(&t.to_string()))
+        .sum()
+}
+
+/// What a request will cost, by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RequestEstimate {
+    /// System and developer messages at the head of the conversation.
+    pub system: usize,
+    /// Every other message.
+    pub messages: usize,
+    /// Tool schemas.
+    pub tools: usize,
+}
+
+impl RequestEstimate {
+    /// The prompt tokens the provider will report: all parts plus reply priming.
+    pub fn total(&self) -> usize {
+        self.system + self.messages + self.tools + REPLY_PRIMING
+    }
+}
+
+/// Estimate of a full request: system prompt + messages + tool schemas. The preflight check
+/// needs all three; counting messages alone under-estimates agents with large tool sets by
+/// thousands of tokens.
+pub fn estimate_request<C: TokenCounter + ?Sized>(
+    counter: &C,
+    messages: &[Message],
+    tools: Option<&[Value]>,
+) -> RequestEstimate {
+    let mut estimate = RequestEstimate::default();
+    let leading_instructions = messages
+        .iter()
+        .take_while(|m| m.role.is_instruction())
+        .count();
+    for (i, m) in messages.iter().enumerate() {
+        let t = counter.count_message(m);
+        if i < leading_instructions {
+            estimate.system += t;
+        } else {
+            estimate.messages += t;
+        }
+    }
+    estimate.tools = tools.map_or(0, |t| tools_tokens(counter, t));
+    estimate
+}
+
+/// [`estimate_request`] for a loaded conversation.
+pub fn estimate_conversation<C: TokenCounter + ?Sized>(
+    counter: &C,
+    conversation: &Conversation,
+) -> RequestEstimate {
+    estimate_request(counter, &conversation.messages, conversation.tools.as_deref())
+}
+
+/// Per-model ratio between provider-reported prompt tokens and our estimate.
+///
+/// One observation is enough to start correcting (the first request of a session calibrates the
+/// rest); later observations refine it through the median of a small window, so one odd report
+/// (a provider counting a cached prefix differently, an estimate of a tiny request dominated by
+/// overhead) cannot swing every later estimate.
+#[derive(Debug, Clone, Default)]
+pub struct Calibration {
+    models: HashMap<String, RatioWindow>,
+}
+
+/// Observations older than this many are forgotten, so a model whose template changes recovers.
+const CALIBRATION_WINDOW: usize = 9;
+/// Requests smaller than this say more about fixed overheads than about the tokenizer.
+const MIN_CALIBRATION_TOKENS: usize = 64;
+/// Ratios outside this range are reporting errors (a usage block of zeros, a cached-only count),
+/// not tokenizer differences.
+const PLAUSIBLE_RATIO: std::ops::RangeInclusive<f64> = 0.2..=5.0;
+
+#[derive(Debug, Clone, Default)]
+struct RatioWindow {
+    samples: Vec<f64>,
+}
+
+impl RatioWindow {
+    fn push(&mut self, ratio: f64) {
+        if self.samples.len() == CALIBRATION_WINDOW {
+            self.samples.remove(0);
+        }
+        self.samples.push(ratio);
+    }
+
+    fn median(&self) -> Option<f64> {
+        let mut sorted = self.samples.clone();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        match n {
+            0 => None,
+            _ if n % 2 == 1 => Some(sorted[n / 2]),
+            _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+        }
+    }
+}
+
+/// Whether an observation was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CalibrationOutcome {
+    Accepted,
+    /// The request was too small to say anything about the tokenizer.
+    TooSmall,
+    /// The reported/estimated ratio was implausible (reporting error).
+    Implausible,
+}
+
+impl Calibration {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records that a request we estimated at `estimated` tokens was reported as `reported`.
+    pub fn observe(&mut self, model: &str, reported: u64, estimated: usize) -> CalibrationOutcome {
+        if estimated < MIN_CALIBRATION_TOKENS {
+            return CalibrationOutcome::TooSmall;
+        }
+        let ratio = reported as f64 / estimated as f64;
+        if !PLAUSIBLE_RATIO.contains(&ratio) {
+            return CalibrationOutcome::Implausible;
+        }
+        self.models.entry(model.to_string()).or_default().push(ratio);
+        CalibrationOutcome::Accepted
+    }
+
+    /// The current ratio for `model` (1.0 before any accepted observation).
+    pub fn ratio(&self, model: &str) -> f64 {
+        self.models
+            .get(model)
+            .and_then(RatioWindow::median)
+            .unwrap_or(1.0)
+    }
+
+    /// `estimate` corrected by the model's ratio, rounded up.
+    pub fn apply(&self, model: &str, estimate: usize) -> usize {
+        (estimate as f64 * self.ratio(model)).ceil() as usize
+    }
+
+    /// Number of observations kept for `model`.
+    pub fn samples(&self, model: &str) -> usize {
+        self.models.get(model).map_or(0, |w| w.samples.len())
+    }
+}
+
+/// Per-message token counts of a growing conversation.
+///
+/// Agents append; they rarely rewrite. [`RunningCount::sync`] therefore checks only the last
+/// message it has already counted (by fingerprint) and counts what was appended after it, so a
+/// turn costs O(new messages). When the history was rewritten (compaction, an edit), it finds
+/// the first changed message and recounts from there.
+#[derive(Debug, Clone, Default)]
+pub struct RunningCount {
+    entries: Vec<(u64, usize)>,
+    total: usize,
+}
+
+impl RunningCount {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Brings the counts up to date with `messages` and returns the messages' total tokens.
+    pub fn sync<C: TokenCounter + ?Sized>(&mut self, counter: &C, messages: &[Message]) -> usize {
+        let keep = self.unchanged_prefix(messages);
+        for (_, tokens) in self.entries.drain(keep..) {
+            self.total -= tokens;
+        }
+        for m in &messages[keep..] {
+            let tokens = counter.count_message(m);
+            self.entries.push((fingerprint(m), tokens));
+            self.total += tokens;
+        }
+        self.total
+    }
+
+    /// How many leading messages still match what was counted. Fast path: when the last counted
+    /// message is unchanged, the whole prefix is assumed unchanged (append-only use).
+    fn unchanged_prefix(&self, messages: &[Message]) -> usize {
+        let n = self.entries.len();
+        if n == 0 {
+            return 0;
+        }
+        if messages.len() >= n && self.entries[n - 1].0 == fingerprint(&messages[n - 1]) {
+            return n;
+        }
+        self.entries
+            .iter()
+            .zip(messages)
+            .take_while(|((fp, _), m)| *fp == fingerprint(m))
+            .count()
+    }
+
+    /// Sum of the counted messages.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Tokens of message `index`, if counted.
+    pub fn message(&self, index: usize) -> Option<usize> {
+        self.entries.get(index).map(|(_, t)| *t)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// A hash of everything that affects a message's count.
+fn fingerprint(message: &Message) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    message.role.hash(&mut h);
+    message.to_json().hash(&mut h);
+    h.finish()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn rough_count_is_ceil_of_quarter_chars_for_ascii() {
+        assert_eq!(rough_text_tokens(""), 0);
+        assert_eq!(rough_text_tokens("a"), 1);
+        assert_eq!(rough_text_tokens("abcd"), 1);
+        assert_eq!(rough_text_tokens("abcde"), 2);
+        assert_eq!(rough_text_tokens(&"x".repeat(400)), 100);
+    }
+
+    #[test]
+    fn rough_count_weighs_cjk_one_token_per_character() {
+        assert_eq!(rough_text_tokens("你好世界"), 4);
+        assert_eq!(rough_text_tokens("こんにちは"), 5);
+        // Cyrillic: 2 bytes per char, quarter-weighted by bytes.
+        assert_eq!(rough_text_tokens("привет"), 3);
+    }
+
+    #[test]
+    fn exact_counts_match_known_tokenizations() {
+        let o200k = Encoding::O200k.counter();
+        let cl100k = Encoding::Cl100k.counter();
+        assert_eq!(o200k.count_text("hello world"), 2);
+        assert_eq!(cl100k.count_text("hello world"), 2);
+        assert!(o200k.is_exact() && !Encoding::Rough.counter().is_exact());
+        // Special-token text in user content is counted as ordinary text, not rejected.
+        assert!(o200k.count_text("<|endoftext|>") > 1);
+    }
+
+    #[test]
+    fn image_parts_cost_a_flat_amount_not_their_base64_length() {
+        let huge = format!("data:image/png;base64,{}", "A".repeat(1_000_000));
+        let mut m = Message::user("");
+        m.content = Some(Content::Parts(vec![
+            ContentPart::text("look"),
+            ContentPart::image_url(huge),
+        ]));
+        let t = RoughCounter.count_message(&m);
+        assert_eq!(t, MESSAGE_OVERHEAD + 1 + IMAGE_TOKENS);
+    }
+
+    #[test]
+    fn tool_call_arguments_and_names_are_counted() {
+        let args = format!("{{\"path\":\"{}\"}}", "a".repeat(400));
+        let m = Message::assistant_tool_calls(vec![ToolCall::function("call_1", "read_file", args)]);
+        let bare = Message::assistant_tool_calls(vec![]);
+        let diff = RoughCounter.count_message(&m) - RoughCounter.count_message(&bare);
+        assert!(diff > 100, "arguments must count, got {diff}");
+    }
+
+    #[test]
+    fn reasoning_fields_are_counted() {
+        let mut m = Message::assistant("ok");
+        let base = RoughCounter.count_message(&m);
+        m.reasoning
+            .insert("reasoning_content".into(), Value::String("x".repeat(400)));
+        assert_eq!(RoughCounter.count_message(&m), base + 100);
+    }
+
+    #[test]
+    fn request_estimate_includes_system_messages_and_tools() {
+        let messages = vec![Message::system("s".repeat(40)), Message::user("u".repeat(80))];
+        let tools = vec![serde_json::json!({"type":"function","function":{"name":"t","parameters":{}}})];
+        let e = estimate_request(&RoughCounter, &messages, Some(&tools));
+        assert_eq!(e.system, MESSAGE_OVERHEAD + 10);
+        assert_eq!(e.messages, MESSAGE_OVERHEAD + 20);
+        assert!(e.tools > TOOL_SCHEMA_OVERHEAD);
+        assert_eq!(e.total(), e.system + e.messages + e.tools + REPLY_PRIMING);
+        let without_tools = estimate_request(&RoughCounter, &messages, None);
+        assert!(without_tools.total() < e.total());
+    }
+
+    #[test]
+    fn encoding_parse_accepts_short_and_long_names_and_rejects_others() {
+        assert_eq!(Encoding::parse("o200k").unwrap(), Encoding::O200k);
+        assert_eq!(Encoding::parse("CL100K_BASE").unwrap(), Encoding::Cl100k);
+        assert_eq!(Encoding::parse("rough").unwrap(), Encoding::Rough);
+        let err = Encoding::parse("p50k").unwrap_err();
+        assert!(err.to_string().contains("p50k") && err.to_string().contains("o200k"));
+    }
+
+    #[test]
+    fn model_names_map_to_their_tokenizer() {
+        assert_eq!(Encoding::for_model("gpt-4o-mini"), Some(Encoding::O200k));
+        assert_eq!(Encoding::for_model("openai/gpt-5"), Some(Encoding::O200k));
+        assert_eq!(Encoding::for_model("gpt-4-turbo"), Some(Encoding::Cl100k));
+        assert_eq!(Encoding::for_model("claude-sonnet-4-5"), None);
+    }
+
+    #[test]
+    fn calibration_starts_at_one_and_applies_first_observation() {
+        let mut c = Calibration::new();
+        assert_eq!(c.ratio("m"), 1.0);
+        assert_eq!(c.observe("m", 1_500, 1_000), CalibrationOutcome::Accepted);
+        assert!((c.ratio("m") - 1.5).abs() < 1e-9);
+        assert_eq!(c.apply("m", 2_000), 3_000);
+        assert_eq!(c.ratio("other"), 1.0, "ratios are per model");
+    }
+
+    #[test]
+    fn calibration_ignores_outliers_and_tiny_requests() {
+        let mut c = Calibration::new();
+        for _ in 0..4 {
+            c.observe("m", 1_200, 1_000);
+        }
+        // One wild observation inside the plausible range does not move the median.
+        c.observe("m", 4_000, 1_000);
+        assert!((c.ratio("m") - 1.2).abs() < 1e-9);
+        assert_eq!(c.observe("m", 0, 1_000), CalibrationOutcome::Implausible);
+        assert_eq!(c.observe("m", 50, 10), CalibrationOutcome::TooSmall);
+        assert_eq!(c.samples("m"), 5);
+    }
+
+    #[test]
+    fn calibration_window_forgets_old_observations() {
+        let mut c = Calibration::new();
+        for _ in 0..CALIBRATION_WINDOW {
+            c.observe("m", 2_000, 1_000);
+        }
+        for _ in 0..CALIBRATION_WINDOW {
+            c.observe("m", 1_000, 1_000);
+        }
+        assert!((c.ratio("m") - 1.0).abs() < 1e-9);
+    }
+
+    /// Counts how many messages were tokenized, to prove incremental cost.
+    struct Spy(AtomicUsize);
+    impl TokenCounter for Spy {
+        fn name(&self) -> &'static str {
+            "spy"
+        }
+        fn count_text(&self, text: &str) -> usize {
+            rough_text_tokens(text)
+        }
+        fn is_exact(&self) -> bool {
+            false
+        }
+        fn count_message(&self, message: &Message) -> usize {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            message_tokens(self, message)
+        }
+    }
+
+    #[test]
+    fn running_count_after_one_append_counts_only_the_new_message() {
+        let spy = Spy(AtomicUsize::new(0));
+        let mut messages: Vec<Message> = (0..500).map(|i| Message::user(format!("m{i}"))).collect();
+        let mut running = RunningCount::new();
+        let first = running.sync(&spy, &messages);
+        assert_eq!(spy.0.load(Ordering::Relaxed), 500);
+        messages.push(Message::assistant("new"));
+        let second = running.sync(&spy, &messages);
+        assert_eq!(spy.0.load(Ordering::Relaxed), 501, "only the new message is counted");
+        assert_eq!(second, first + RoughCounter.count_message(&messages[500]));
+        let full: usize = messages.iter().map(|m| RoughCounter.count_message(m)).sum();
+        assert_eq!(second, full);
+    }
+
+    #[test]
+    fn running_count_recounts_from_the_first_rewritten_message() {
+        let spy = Spy(AtomicUsize::new(0));
+        let mut messages: Vec<Message> = (0..100).map(|i| Message::user(format!("m{i}"))).collect();
+        let mut running = RunningCount::new();
+        running.sync(&spy, &messages);
+        // Compaction: replace messages 10.. with one summary.
+        messages.truncate(10);
+        messages.push(Message::user("summary ".repeat(50)));
+        let before = spy.0.load(Ordering::Relaxed);
+        let total = running.sync(&spy, &messages);
+        assert_eq!(spy.0.load(Ordering::Relaxed) - before, 1);
+        let full: usize = messages.iter().map(|m| RoughCounter.count_message(m)).sum();
+        assert_eq!(total, full);
+        assert_eq!(running.len(), 11);
+    }
+}
