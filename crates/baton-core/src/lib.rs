@@ -3,9 +3,14 @@
 //! No network, no database, no async runtime: everything here is a pure function of its input
 //! or touches only local files (`tool_output`), so builders can embed it anywhere.
 
+pub mod caching;
 pub mod conversation;
+pub mod feedback;
 pub mod message;
+pub mod tokens;
+pub mod tool_output;
+pub mod truncate;
 
 pub use conversation::Conversation;
 pub use message::{Content, ContentPart, FunctionCall, Message, MessageError, Role, ToolCall};
-pub mod tokens;
+pub use tokens::{Calibration, Encoding, RunningCount, TokenCounter};

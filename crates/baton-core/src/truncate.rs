@@ -1,0 +1,352 @@
+//! Cutting text down to a size limit without hiding that it was cut.
+//!
+//! Anything Baton shows a model in place of a longer text says exactly how much is missing: a
+//! model that does not know a listing was shortened will reason as if it saw all of it. Sizes are
+//! counted in `char`s (Unicode scalar values), the unit the budgets are expressed in, and every
+//! cut falls on a char boundary.
+
+use std::borrow::Cow;
+
+/// The outcome of [`truncate_head_tail`]: the text to show plus exact counts of what was kept
+/// and what was dropped.
+///
+/// `head_chars + omitted_chars + tail_chars` always equals the original length in chars.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truncated<'a> {
+    /// The original when it fit; otherwise head, marker line, tail.
+    pub text: Cow<'a, str>,
+    /// Chars kept from the start of the original (they open `text`).
+    pub head_chars: usize,
+    /// Chars kept from the end of the original (they close `text`).
+    pub tail_chars: usize,
+    /// Chars of the original that do not appear in `text`.
+    pub omitted_chars: usize,
+    /// Line breaks inside the omitted span: how many fewer lines `text` has than the original,
+    /// not counting the marker's own line.
+    pub omitted_lines: usize,
+}
+
+impl Truncated<'_> {
+    /// True when anything was cut.
+    pub fn was_cut(&self) -> bool {
+        self.omitted_chars > 0
+    }
+}
+
+/// Shortens `text` to at most `max_chars` chars by keeping its head and its tail and replacing
+/// the middle with a marker such as `[... 12,345 characters, 210 lines omitted ...]`.
+///
+/// Both ends are kept because tool output usually carries its meaning at both: the command and
+/// first results at the top, the error or summary at the bottom. The cut snaps to line
+/// boundaries when one is close, so the model sees whole lines around the marker.
+///
+/// The result never exceeds `max_chars`, marker included. When `max_chars` is too small to hold
+/// the marker at all, the result is the first `max_chars` chars with no marker; the counts in
+/// the returned [`Truncated`] still say what was dropped.
+pub fn truncate_head_tail(text: &str, max_chars: usize) -> Truncated<'_> {
+    let total_chars = text.chars().count();
+    if total_chars <= max_chars {
+        return untouched(text, total_chars);
+    }
+    let reserve = marker_reserve(text, total_chars);
+    if max_chars < reserve {
+        return head_only(text, total_chars, max_chars);
+    }
+    let budget = max_chars - reserve;
+    let tail_goal = budget / 2;
+    let head_goal = budget - tail_goal;
+    let head_end = snap_head_end(text, byte_offset_of_char(text, head_goal), head_goal);
+    let tail_start = snap_tail_start(
+        text,
+        byte_offset_of_char(text, total_chars - tail_goal),
+        tail_goal,
+    );
+    join_with_marker(text, head_end, tail_start, total_chars)
+}
+
+/// A head-only excerpt of a text, as shown in a persisted-output preview.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preview<'a> {
+    /// A prefix of the original.
+    pub text: &'a str,
+    /// Chars of the original after `text`; 0 when the whole text fit.
+    pub omitted_chars: usize,
+}
+
+impl Preview<'_> {
+    /// True when the original continues past the preview.
+    pub fn has_more(&self) -> bool {
+        self.omitted_chars > 0
+    }
+}
+
+/// The first at most `max_chars` chars of `text`, ending at a line break when the last one in
+/// that window lies past its midpoint.
+///
+/// Ending on a whole line keeps the preview from stopping mid-word; the midpoint rule stops a
+/// single early line break from throwing most of the window away (the reference design's rule).
+pub fn preview(text: &str, max_chars: usize) -> Preview<'_> {
+    let total_chars = text.chars().count();
+    if total_chars <= max_chars {
+        return Preview {
+            text,
+            omitted_chars: 0,
+        };
+    }
+    let window_end = byte_offset_of_char(text, max_chars);
+    let cut = snap_head_end(text, window_end, max_chars);
+    let shown = &text[..cut];
+    Preview {
+        text: shown,
+        omitted_chars: total_chars - shown.chars().count(),
+    }
+}
+
+/// `n` with a comma between groups of three digits (`1234567` → `1,234,567`), for counts shown
+/// to models and people.
+pub fn group_digits(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn untouched(text: &str, total_chars: usize) -> Truncated<'_> {
+    Truncated {
+        text: Cow::Borrowed(text),
+        head_chars: total_chars,
+        tail_chars: 0,
+        omitted_chars: 0,
+        omitted_lines: 0,
+    }
+}
+
+fn head_only(text: &str, total_chars: usize, max_chars: usize) -> Truncated<'_> {
+    let end = byte_offset_of_char(text, max_chars);
+    Truncated {
+        text: Cow::Borrowed(&text[..end]),
+        head_chars: max_chars,
+        tail_chars: 0,
+        omitted_chars: total_chars - max_chars,
+        omitted_lines: count_line_breaks(&text[end..]),
+    }
+}
+
+fn join_with_marker(
+    text: &str,
+    head_end: usize,
+    tail_start: usize,
+    total_chars: usize,
+) -> Truncated<'static> {
+    let head = &text[..head_end];
+    let tail = &text[tail_start..];
+    let head_chars = head.chars().count();
+    let tail_chars = tail.chars().count();
+    let omitted_chars = total_chars - head_chars - tail_chars;
+    let omitted_lines = count_line_breaks(&text[head_end..tail_start]);
+    let mut out = String::with_capacity(head.len() + tail.len() + 64);
+    out.push_str(head);
+    if needs_break_before_marker(head) {
+        out.push('\n');
+    }
+    out.push_str(&marker(omitted_chars, omitted_lines));
+    out.push('\n');
+    out.push_str(tail);
+    Truncated {
+        text: Cow::Owned(out),
+        head_chars,
+        tail_chars,
+        omitted_chars,
+        omitted_lines,
+    }
+}
+
+/// The marker line, without the line breaks around it.
+fn marker(chars: usize, lines: usize) -> String {
+    format!(
+        "[... {} {}, {} {} omitted ...]",
+        group_digits(chars),
+        plural(chars, "character", "characters"),
+        group_digits(lines),
+        plural(lines, "line", "lines"),
+    )
+}
+
+/// Room to set aside for the marker and its two line breaks before the cut is known.
+///
+/// The counts in the final marker can only be smaller than the original's totals, so a marker
+/// built from the totals is at least as long as the real one. Counts below 2 are raised to 2
+/// because "1 line" is shorter than "0 lines".
+fn marker_reserve(text: &str, total_chars: usize) -> usize {
+    let worst_lines = count_line_breaks(text).max(2);
+    marker(total_chars.max(2), worst_lines).chars().count() + 2
+}
+
+fn needs_break_before_marker(head: &str) -> bool {
+    !head.is_empty() && !head.ends_with('\n')
+}
+
+/// Moves a head cut at `end` (a byte offset, `end_chars` chars in) back to just after the last
+/// line break before it, when that break lies past the midpoint of the head.
+fn snap_head_end(text: &str, end: usize, end_chars: usize) -> usize {
+    let window = &text[..end];
+    match window.rfind('\n') {
+        Some(nl) if window[..nl].chars().count() > end_chars / 2 => nl + 1,
+        _ => end,
+    }
+}
+
+/// Moves a tail cut at `start` (a byte offset, `tail_chars` chars before the end) forward to the
+/// start of the next line, when that line starts within the first half of the tail.
+fn snap_tail_start(text: &str, start: usize, tail_chars: usize) -> usize {
+    let window = &text[start..];
+    match window.find('\n') {
+        Some(nl) if window[..nl].chars().count() < tail_chars / 2 => start + nl + 1,
+        _ => start,
+    }
+}
+
+/// Byte offset of the char at index `char_index`, or the text's length when it has no more
+/// chars than that.
+fn byte_offset_of_char(text: &str, char_index: usize) -> usize {
+    text.char_indices()
+        .nth(char_index)
+        .map_or(text.len(), |(at, _)| at)
+}
+
+fn count_line_breaks(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count()
+}
+
+fn plural<'w>(n: usize, one: &'w str, many: &'w str) -> &'w str {
+    if n == 1 { one } else { many }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn first_chars(s: &str, n: usize) -> &str {
+        &s[..byte_offset_of_char(s, n)]
+    }
+
+    fn last_chars(s: &str, n: usize) -> &str {
+        let count = s.chars().count();
+        &s[byte_offset_of_char(s, count - n)..]
+    }
+
+    #[test]
+    fn short_text_is_returned_as_is() {
+        let t = truncate_head_tail("hello", 10);
+        assert!(matches!(t.text, Cow::Borrowed("hello")));
+        assert!(!t.was_cut());
+    }
+
+    #[test]
+    fn marker_states_exact_counts() {
+        let text: String = (0..1000).map(|i| format!("line {i:04}\n")).collect();
+        let t = truncate_head_tail(&text, 300);
+        assert!(t.text.chars().count() <= 300);
+        let expected = marker(t.omitted_chars, t.omitted_lines);
+        assert!(t.text.contains(&expected), "{}", t.text);
+        assert_eq!(t.head_chars + t.tail_chars + t.omitted_chars, text.len());
+        // Cuts snap to whole lines on both sides.
+        assert!(first_chars(&t.text, t.head_chars).ends_with('\n'));
+        assert!(last_chars(&t.text, t.tail_chars).starts_with("line "));
+    }
+
+    #[test]
+    fn marker_uses_grouped_digits_and_singulars() {
+        assert_eq!(
+            marker(12_345, 210),
+            "[... 12,345 characters, 210 lines omitted ...]"
+        );
+        assert_eq!(marker(1, 1), "[... 1 character, 1 line omitted ...]");
+    }
+
+    #[test]
+    fn tiny_limit_keeps_only_the_head() {
+        let t = truncate_head_tail("abcdefghijklmnopqrstuvwxyz", 5);
+        assert_eq!(t.text, "abcde");
+        assert_eq!(t.omitted_chars, 21);
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_char_boundaries() {
+        let text = "é".repeat(500) + &"日本".repeat(300);
+        let t = truncate_head_tail(&text, 120);
+        assert!(t.text.chars().count() <= 120);
+        assert!(text.starts_with(first_chars(&t.text, t.head_chars)));
+        assert!(text.ends_with(last_chars(&t.text, t.tail_chars)));
+    }
+
+    #[test]
+    fn group_digits_inserts_commas() {
+        assert_eq!(group_digits(0), "0");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits(1_000), "1,000");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn preview_cuts_at_a_late_line_break() {
+        let text = format!("{}\n{}", "a".repeat(80), "b".repeat(100));
+        let p = preview(&text, 100);
+        assert_eq!(p.text, format!("{}\n", "a".repeat(80)));
+        assert_eq!(p.omitted_chars, 100);
+    }
+
+    #[test]
+    fn preview_ignores_an_early_line_break() {
+        let text = format!("{}\n{}", "a".repeat(10), "b".repeat(200));
+        let p = preview(&text, 100);
+        assert_eq!(p.text.chars().count(), 100);
+        assert!(p.has_more());
+    }
+
+    #[test]
+    fn preview_of_short_text_is_whole() {
+        let p = preview("short\ntext", 1_500);
+        assert_eq!(p.text, "short\ntext");
+        assert!(!p.has_more());
+    }
+
+    proptest! {
+        #[test]
+        fn truncation_invariants(text in "(?s)[a-z\n é日]{0,400}", max in 0usize..300) {
+            let t = truncate_head_tail(&text, max);
+            let total = text.chars().count();
+            prop_assert!(t.text.chars().count() <= max);
+            prop_assert_eq!(t.head_chars + t.tail_chars + t.omitted_chars, total);
+            let head = first_chars(&t.text, t.head_chars);
+            prop_assert!(text.starts_with(head));
+            prop_assert_eq!(head, first_chars(&text, t.head_chars));
+            let tail = last_chars(&t.text, t.tail_chars);
+            prop_assert!(text.ends_with(tail));
+            let breaks = count_line_breaks(&text);
+            prop_assert_eq!(
+                t.omitted_lines,
+                breaks - count_line_breaks(head) - count_line_breaks(tail)
+            );
+            if t.was_cut() && t.text.chars().count() > t.head_chars {
+                let m = marker(t.omitted_chars, t.omitted_lines);
+                prop_assert!(t.text.contains(&m));
+            }
+        }
+
+        #[test]
+        fn preview_is_a_bounded_prefix(text in "(?s)[a-z\n é]{0,300}", max in 0usize..200) {
+            let p = preview(&text, max);
+            prop_assert!(text.starts_with(p.text));
+            prop_assert!(p.text.chars().count() <= max);
+            prop_assert_eq!(p.text.chars().count() + p.omitted_chars, text.chars().count());
+        }
+    }
+}
