@@ -1,1 +1,42 @@
-fn main(){}
+//! `baton`: the command-line front end. Parsing and printing only; the work happens in the
+//! library crates.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "baton",
+    version,
+    about = "Context management for long-running LLM agents",
+    long_about = "Baton keeps long-running LLM agents inside their context window: token \
+                  accounting that matches what providers bill, compaction with structured \
+                  handoff summaries, and tool-output budgets.",
+    disable_help_subcommand = false
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Count the tokens of a conversation file, per role, estimated and exact.
+    Tokens(commands::tokens::TokensArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tokens(args) => commands::tokens::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("baton: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -15,6 +15,10 @@ pub struct Conversation {
     /// Every other top-level field of the source record (ids, metadata, sampling settings…),
     /// in arrival order, written back unchanged.
     pub extra: Map<String, Value>,
+    /// Top-level keys in the order they arrived (including `messages` and `tools`), so writers
+    /// reproduce the source record's layout. Empty means canonical order: extra fields first,
+    /// then `messages`, then `tools`.
+    pub field_order: Vec<String>,
 }
 
 impl Conversation {
@@ -23,6 +27,7 @@ impl Conversation {
             messages,
             tools: None,
             extra: Map::new(),
+            field_order: Vec::new(),
         }
     }
 

@@ -6,7 +6,9 @@
 pub mod caching;
 pub mod conversation;
 pub mod feedback;
+pub mod formats;
 pub mod message;
+pub mod token_report;
 pub mod tokens;
 pub mod tool_output;
 pub mod truncate;

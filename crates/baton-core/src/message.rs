@@ -52,6 +52,12 @@ impl Role {
     }
 }
 
+impl Serialize for Role {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -326,12 +332,24 @@ impl Message {
         !self.calls().is_empty()
     }
 
-    /// Reasoning text, joined from the string-valued reasoning fields.
+    /// Reasoning text, joined from the string-valued reasoning fields and the `text` (or
+    /// `summary`) of `reasoning_details` entries (where Anthropic thinking blocks land).
     pub fn reasoning_text(&self) -> String {
-        let parts: Vec<&str> = ["reasoning", "reasoning_content"]
+        let mut parts: Vec<&str> = ["reasoning", "reasoning_content"]
             .iter()
             .filter_map(|k| self.reasoning.get(*k).and_then(Value::as_str))
             .collect();
+        if let Some(details) = self
+            .reasoning
+            .get("reasoning_details")
+            .and_then(Value::as_array)
+        {
+            parts.extend(details.iter().filter_map(|d| {
+                d.get("text")
+                    .or_else(|| d.get("summary"))
+                    .and_then(Value::as_str)
+            }));
+        }
         parts.join("\n")
     }
 
@@ -430,7 +448,12 @@ struct FieldCtx {
 }
 
 impl FieldCtx {
-    fn err(&self, field: impl Into<String>, expected: impl Into<String>, found: &Value) -> MessageError {
+    fn err(
+        &self,
+        field: impl Into<String>,
+        expected: impl Into<String>,
+        found: &Value,
+    ) -> MessageError {
         MessageError {
             index: self.index,
             field: field.into(),
@@ -499,7 +522,12 @@ fn parse_message(value: Value, index: usize) -> Result<Message, MessageError> {
             obj.insert("tool_call_id".into(), Value::Null);
             None
         }
-        None => return Err(ctx.missing("tool_call_id", "a string (every tool message answers a call)")),
+        None => {
+            return Err(ctx.missing(
+                "tool_call_id",
+                "a string (every tool message answers a call)",
+            ));
+        }
         Some(v) => Some(ctx.string("tool_call_id", v)?),
     };
     let name = match obj.shift_remove("name") {

@@ -81,8 +81,21 @@ impl Encoding {
     /// we ship (Claude, Gemini, open-weight models), where calibration against reported usage
     /// is the honest answer.
     pub fn for_model(model: &str) -> Option<Encoding> {
-        let m = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
-        let o200k = ["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o"];
+        let m = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        let o200k = [
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-4.5",
+            "gpt-5",
+            "o1",
+            "o3",
+            "o4",
+            "chatgpt-4o",
+        ];
         let cl100k = ["gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"];
         if o200k.iter().any(|p| m.starts_with(p)) {
             Some(Encoding::O200k)
@@ -317,7 +330,11 @@ pub fn estimate_conversation<C: TokenCounter + ?Sized>(
     counter: &C,
     conversation: &Conversation,
 ) -> RequestEstimate {
-    estimate_request(counter, &conversation.messages, conversation.tools.as_deref())
+    estimate_request(
+        counter,
+        &conversation.messages,
+        conversation.tools.as_deref(),
+    )
 }
 
 /// Per-model ratio between provider-reported prompt tokens and our estimate.
@@ -388,7 +405,10 @@ impl Calibration {
         if !PLAUSIBLE_RATIO.contains(&ratio) {
             return CalibrationOutcome::Implausible;
         }
-        self.models.entry(model.to_string()).or_default().push(ratio);
+        self.models
+            .entry(model.to_string())
+            .or_default()
+            .push(ratio);
         CalibrationOutcome::Accepted
     }
 
@@ -536,7 +556,8 @@ mod tests {
     #[test]
     fn tool_call_arguments_and_names_are_counted() {
         let args = format!("{{\"path\":\"{}\"}}", "a".repeat(400));
-        let m = Message::assistant_tool_calls(vec![ToolCall::function("call_1", "read_file", args)]);
+        let m =
+            Message::assistant_tool_calls(vec![ToolCall::function("call_1", "read_file", args)]);
         let bare = Message::assistant_tool_calls(vec![]);
         let diff = RoughCounter.count_message(&m) - RoughCounter.count_message(&bare);
         assert!(diff > 100, "arguments must count, got {diff}");
@@ -553,8 +574,12 @@ mod tests {
 
     #[test]
     fn request_estimate_includes_system_messages_and_tools() {
-        let messages = vec![Message::system("s".repeat(40)), Message::user("u".repeat(80))];
-        let tools = vec![serde_json::json!({"type":"function","function":{"name":"t","parameters":{}}})];
+        let messages = vec![
+            Message::system("s".repeat(40)),
+            Message::user("u".repeat(80)),
+        ];
+        let tools =
+            vec![serde_json::json!({"type":"function","function":{"name":"t","parameters":{}}})];
         let e = estimate_request(&RoughCounter, &messages, Some(&tools));
         assert_eq!(e.system, MESSAGE_OVERHEAD + 10);
         assert_eq!(e.messages, MESSAGE_OVERHEAD + 20);
@@ -644,7 +669,11 @@ mod tests {
         assert_eq!(spy.0.load(Ordering::Relaxed), 500);
         messages.push(Message::assistant("new"));
         let second = running.sync(&spy, &messages);
-        assert_eq!(spy.0.load(Ordering::Relaxed), 501, "only the new message is counted");
+        assert_eq!(
+            spy.0.load(Ordering::Relaxed),
+            501,
+            "only the new message is counted"
+        );
         assert_eq!(second, first + RoughCounter.count_message(&messages[500]));
         let full: usize = messages.iter().map(|m| RoughCounter.count_message(m)).sum();
         assert_eq!(second, full);

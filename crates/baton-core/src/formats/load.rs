@@ -1,0 +1,283 @@
+//! Reading and writing conversation files, with errors that say where the problem is.
+
+use crate::conversation::Conversation;
+use crate::formats::detect::{Parsed, detect_parsed, parse_text};
+use crate::formats::error::FormatError;
+use crate::formats::{Dialect, Document, FormatName, Layout, anthropic, openai, sharegpt};
+use crate::message::{Message, describe_value};
+use serde_json::Value;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A file that could not be read, parsed or written. Names the file, and the line (JSON Lines)
+/// or record (JSON arrays of records) inside it.
+#[derive(Debug)]
+pub enum LoadError {
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: std::io::Error,
+    },
+    Format {
+        path: Option<PathBuf>,
+        /// 1-based line of a JSON Lines file.
+        line: Option<usize>,
+        /// 0-based record of a JSON array of records.
+        record: Option<usize>,
+        source: FormatError,
+    },
+}
+
+impl LoadError {
+    /// The format problem, if this is one.
+    pub fn format_error(&self) -> Option<&FormatError> {
+        match self {
+            LoadError::Format { source, .. } => Some(source),
+            LoadError::Io { .. } => None,
+        }
+    }
+
+    fn with_path(self, p: &Path) -> Self {
+        match self {
+            LoadError::Format {
+                line,
+                record,
+                source,
+                ..
+            } => LoadError::Format {
+                path: Some(p.to_path_buf()),
+                line,
+                record,
+                source,
+            },
+            io => io,
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "{}: cannot {action}: {source}", path.display()),
+            LoadError::Format {
+                path,
+                line,
+                record,
+                source,
+            } => {
+                let name = path
+                    .as_ref()
+                    .map_or_else(|| "<input>".to_string(), |p| p.display().to_string());
+                match (line, record, source) {
+                    // A JSON syntax error already carries its line.
+                    (
+                        None,
+                        None,
+                        FormatError::Json {
+                            line: Some(l),
+                            column,
+                            message,
+                        },
+                    ) => {
+                        write!(f, "{name}:{l}:{column}: invalid JSON: {message}")
+                    }
+                    (
+                        Some(l),
+                        _,
+                        FormatError::Json {
+                            column, message, ..
+                        },
+                    ) => {
+                        write!(f, "{name}:{l}:{column}: invalid JSON: {message}")
+                    }
+                    (Some(l), _, _) => write!(f, "{name}:{l}: {source}"),
+                    (None, Some(r), _) => write!(f, "{name}: record {r}: {source}"),
+                    (None, None, _) => write!(f, "{name}: {source}"),
+                }
+            }
+        }
+    }
+}
+
+/// `Display` already includes the underlying error's message, so `source()` is left empty:
+/// error reporters that walk the chain would otherwise print it twice.
+impl std::error::Error for LoadError {}
+
+fn at(line: Option<usize>, record: Option<usize>) -> impl Fn(FormatError) -> LoadError {
+    move |source| LoadError::Format {
+        path: None,
+        line,
+        record,
+        source,
+    }
+}
+
+/// Reads and parses a conversation file. `forced` overrides detection.
+pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        action: "read",
+        source,
+    })?;
+    parse_document(&text, forced).map_err(|e| e.with_path(path))
+}
+
+/// Parses conversation text. `forced` overrides the detected dialect, and its layout (for the
+/// names that imply one) must match the text's structure.
+pub fn parse_document(text: &str, forced: Option<FormatName>) -> Result<Document, LoadError> {
+    let parsed = parse_text(text).map_err(at(None, None))?;
+    let detected = detect_parsed(&parsed);
+    let (dialect, layout) = match (forced, detected) {
+        (None, Ok(d)) => (d.dialect, d.layout),
+        (None, Err(e)) => return Err(at(None, None)(e)),
+        (Some(f), detected) => {
+            let structural = structural_layout(&parsed, detected.ok().map(|d| d.layout));
+            check_forced_layout(f, structural).map_err(at(None, None))?;
+            (f.dialect(), f.layout().unwrap_or(structural))
+        }
+    };
+    let conversations = match parsed {
+        Parsed::Single(value) => single_value(dialect, layout, value)?,
+        Parsed::Lines(lines) => lines_value(dialect, layout, lines)?,
+    };
+    Ok(Document {
+        dialect,
+        layout,
+        conversations,
+    })
+}
+
+/// The layout implied by the text's structure alone (for forced formats, where detection of
+/// the dialect may have failed or disagreed).
+fn structural_layout(parsed: &Parsed, detected: Option<Layout>) -> Layout {
+    if let Some(l) = detected {
+        return l;
+    }
+    match parsed {
+        Parsed::Single(Value::Array(items)) => match items.first() {
+            Some(Value::Object(o))
+                if o.contains_key("messages") || o.contains_key("conversations") =>
+            {
+                Layout::ObjectArray
+            }
+            _ => Layout::MessageArray,
+        },
+        Parsed::Single(_) => Layout::Object,
+        Parsed::Lines(lines) => match lines.first() {
+            Some((_, Value::Object(o))) if o.contains_key("role") => Layout::MessageLines,
+            _ => Layout::ObjectLines,
+        },
+    }
+}
+
+fn check_forced_layout(forced: FormatName, structural: Layout) -> Result<(), FormatError> {
+    match forced.layout() {
+        Some(want) if want != structural => Err(FormatError::UnknownFormat {
+            hint: format!(
+                "format `{forced}` was forced, but the file is {}",
+                layout_description(structural)
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn layout_description(layout: Layout) -> &'static str {
+    match layout {
+        Layout::MessageArray => "a JSON array of messages",
+        Layout::MessageLines => "JSON Lines of messages",
+        Layout::Object => "a single JSON object",
+        Layout::ObjectArray => "a JSON array of records",
+        Layout::ObjectLines => "JSON Lines of records",
+    }
+}
+
+fn single_value(
+    dialect: Dialect,
+    layout: Layout,
+    value: Value,
+) -> Result<Vec<Conversation>, LoadError> {
+    match (layout, value) {
+        (Layout::ObjectArray, Value::Array(records)) => records
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| record(dialect, r).map_err(at(None, Some(i))))
+            .collect(),
+        (Layout::MessageLines, v) => {
+            // A lone message object.
+            lines_value(dialect, layout, vec![(1, v)])
+        }
+        (_, v) => record(dialect, v).map(|c| vec![c]).map_err(at(None, None)),
+    }
+}
+
+fn lines_value(
+    dialect: Dialect,
+    layout: Layout,
+    lines: Vec<(usize, Value)>,
+) -> Result<Vec<Conversation>, LoadError> {
+    match (layout, dialect) {
+        (Layout::MessageLines, Dialect::OpenAi) => {
+            let mut messages = Vec::with_capacity(lines.len());
+            for (i, (line, v)) in lines.into_iter().enumerate() {
+                let m = Message::from_value(v, i)
+                    .map_err(|e| at(Some(line), None)(FormatError::from(e)))?;
+                messages.push(m);
+            }
+            Ok(vec![Conversation::new(messages)])
+        }
+        (Layout::MessageLines, _) => {
+            let items = Value::Array(lines.into_iter().map(|(_, v)| v).collect());
+            record(dialect, items)
+                .map(|c| vec![c])
+                .map_err(at(None, None))
+        }
+        _ => lines
+            .into_iter()
+            .map(|(line, v)| record(dialect, v).map_err(at(Some(line), None)))
+            .collect(),
+    }
+}
+
+/// One conversation in `dialect`: an object record, or a bare array of messages / turns.
+fn record(dialect: Dialect, value: Value) -> Result<Conversation, FormatError> {
+    match dialect {
+        Dialect::Anthropic => anthropic::from_anthropic(&value),
+        Dialect::ShareGpt => sharegpt::from_sharegpt(&value),
+        Dialect::OpenAi => match value {
+            Value::Object(obj) => openai::conversation_from_object(obj),
+            Value::Array(items) => openai::messages_from_array(items).map(Conversation::new),
+            other => Err(FormatError::Shape {
+                at: String::new(),
+                expected: "a conversation object or an array of messages".into(),
+                found: describe_value(&other),
+            }),
+        },
+    }
+}
+
+/// Writes `text` to `path` atomically (temporary file in the same folder, fsync, rename), so a
+/// crash never leaves a half-written file where the user's data was.
+pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
+    let io = |action: &'static str| {
+        move |source| LoadError::Io {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io("create a temporary file"))?;
+    tmp.write_all(text.as_bytes()).map_err(io("write"))?;
+    tmp.as_file().sync_all().map_err(io("sync"))?;
+    tmp.persist(path).map_err(|e| io("replace")(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,265 @@
+//! Conversation file formats: detection, loading and writing.
+//!
+//! A file holds one or more conversations in one *dialect* (OpenAI chat, Anthropic Messages,
+//! ShareGPT) laid out in one *layout* (a single JSON value, a JSON array of records, JSON
+//! Lines). Loading remembers both so that writing a loaded [`Document`] back reproduces the
+//! file's shape; converting changes only the dialect.
+
+pub mod anthropic;
+mod detect;
+pub mod error;
+mod load;
+pub mod openai;
+pub mod sharegpt;
+
+pub use detect::{Detected, detect};
+pub use error::FormatError;
+pub use load::{LoadError, load_file, parse_document, write_file};
+
+use crate::conversation::Conversation;
+use serde_json::Value;
+use std::fmt;
+
+/// Which conversation schema a file uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// OpenAI Chat Completions messages (canonical).
+    OpenAi,
+    /// Anthropic Messages: `system` + messages of content blocks.
+    Anthropic,
+    /// ShareGPT: `conversations` of `{from, value}` turns.
+    ShareGpt,
+}
+
+/// How conversations sit in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// One JSON array of messages (or ShareGPT turns): one conversation.
+    MessageArray,
+    /// JSON Lines, one message per line: one conversation.
+    MessageLines,
+    /// One JSON object (`{"messages": ...}`, `{"conversations": ...}`): one conversation.
+    Object,
+    /// A JSON array of record objects: many conversations.
+    ObjectArray,
+    /// JSON Lines, one record object per line: many conversations.
+    ObjectLines,
+}
+
+/// A format the user can force with `--format`. The names are the ones users know: `json` (an
+/// array of messages), `object`, `jsonl` (one message per line), `records` (one conversation
+/// object per line, as in the shared corpus), `anthropic`, `sharegpt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FormatName {
+    Json,
+    Object,
+    Jsonl,
+    Records,
+    Anthropic,
+    ShareGpt,
+}
+
+impl FormatName {
+    pub const ALL: [FormatName; 6] = [
+        FormatName::Json,
+        FormatName::Object,
+        FormatName::Jsonl,
+        FormatName::Records,
+        FormatName::Anthropic,
+        FormatName::ShareGpt,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FormatName::Json => "json",
+            FormatName::Object => "object",
+            FormatName::Jsonl => "jsonl",
+            FormatName::Records => "records",
+            FormatName::Anthropic => "anthropic",
+            FormatName::ShareGpt => "sharegpt",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<FormatName, FormatError> {
+        let lower = s.trim().to_ascii_lowercase();
+        FormatName::ALL
+            .into_iter()
+            .find(|f| f.as_str() == lower)
+            .ok_or_else(|| FormatError::UnknownFormat {
+                hint: format!(
+                    "`{s}` is not a format name; expected one of {}",
+                    FormatName::ALL.map(FormatName::as_str).join(", ")
+                ),
+            })
+    }
+
+    /// The dialect this name forces.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            FormatName::Anthropic => Dialect::Anthropic,
+            FormatName::ShareGpt => Dialect::ShareGpt,
+            _ => Dialect::OpenAi,
+        }
+    }
+
+    /// The layout this name forces, if it names one.
+    pub fn layout(self) -> Option<Layout> {
+        match self {
+            FormatName::Json => Some(Layout::MessageArray),
+            FormatName::Object => Some(Layout::Object),
+            FormatName::Jsonl => Some(Layout::MessageLines),
+            FormatName::Records => Some(Layout::ObjectLines),
+            FormatName::Anthropic | FormatName::ShareGpt => None,
+        }
+    }
+
+    /// The name describing a detected dialect and layout, for reports.
+    pub fn describe(dialect: Dialect, layout: Layout) -> &'static str {
+        match (dialect, layout) {
+            (Dialect::Anthropic, Layout::ObjectLines | Layout::ObjectArray) => "anthropic records",
+            (Dialect::Anthropic, _) => "anthropic",
+            (Dialect::ShareGpt, Layout::ObjectLines | Layout::ObjectArray) => "sharegpt records",
+            (Dialect::ShareGpt, _) => "sharegpt",
+            (Dialect::OpenAi, Layout::MessageArray) => "json",
+            (Dialect::OpenAi, Layout::MessageLines) => "jsonl",
+            (Dialect::OpenAi, Layout::Object) => "object",
+            (Dialect::OpenAi, Layout::ObjectArray) => "json records",
+            (Dialect::OpenAi, Layout::ObjectLines) => "records",
+        }
+    }
+}
+
+impl fmt::Display for FormatName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Conversations loaded from one file, with the shape they came in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub dialect: Dialect,
+    pub layout: Layout,
+    pub conversations: Vec<Conversation>,
+}
+
+impl Document {
+    /// Human name of the detected format (`records`, `anthropic`, ...).
+    pub fn format_name(&self) -> &'static str {
+        FormatName::describe(self.dialect, self.layout)
+    }
+
+    /// Total number of messages over all conversations.
+    pub fn message_count(&self) -> usize {
+        self.conversations.iter().map(|c| c.messages.len()).sum()
+    }
+
+    /// The same conversations in another dialect. Layouts that only exist in OpenAI form
+    /// (bare message arrays and lines) become objects / object lines. The round-trip notes a
+    /// converter left (`_anthropic`, `_sharegpt`) are dropped when the dialect changes: they
+    /// only make sense to their own writer, and an API would reject them.
+    pub fn converted_to(&self, dialect: Dialect) -> Document {
+        let layout = match (dialect, self.layout) {
+            (Dialect::OpenAi, l) => l,
+            (_, Layout::MessageArray) => Layout::Object,
+            (_, Layout::MessageLines) => Layout::ObjectLines,
+            (_, l) => l,
+        };
+        let conversations = if dialect == self.dialect {
+            self.conversations.clone()
+        } else {
+            self.conversations
+                .iter()
+                .map(without_format_notes)
+                .collect()
+        };
+        Document {
+            dialect,
+            layout,
+            conversations,
+        }
+    }
+
+    /// Serializes the document in its dialect and layout.
+    pub fn to_text(&self) -> String {
+        let records = || self.conversations.iter().map(|c| self.record_value(c));
+        match self.layout {
+            Layout::MessageArray => {
+                let v = self
+                    .conversations
+                    .first()
+                    .map_or(Value::Array(Vec::new()), |c| self.message_array(c));
+                v.to_string() + "\n"
+            }
+            Layout::Object => {
+                let v = self.conversations.first().map_or_else(
+                    || self.record_value(&Conversation::default()),
+                    |c| self.record_value(c),
+                );
+                v.to_string() + "\n"
+            }
+            Layout::ObjectArray => Value::Array(records().collect()).to_string() + "\n",
+            Layout::MessageLines => self
+                .conversations
+                .iter()
+                .flat_map(|c| c.messages.iter())
+                .map(|m| m.to_json() + "\n")
+                .collect(),
+            Layout::ObjectLines => records().map(|v| v.to_string() + "\n").collect(),
+        }
+    }
+
+    fn record_value(&self, conv: &Conversation) -> Value {
+        match self.dialect {
+            Dialect::OpenAi => openai::conversation_to_object(conv),
+            Dialect::Anthropic => anthropic::to_anthropic(conv),
+            Dialect::ShareGpt => sharegpt::to_sharegpt(conv),
+        }
+    }
+
+    /// A bare array: OpenAI messages, Anthropic messages (no system), or ShareGPT turns.
+    fn message_array(&self, conv: &Conversation) -> Value {
+        let key = match self.dialect {
+            Dialect::OpenAi => return openai::messages_to_array(conv),
+            Dialect::Anthropic => "messages",
+            Dialect::ShareGpt => "conversations",
+        };
+        match self.record_value(conv) {
+            Value::Object(mut obj) => obj.shift_remove(key).unwrap_or(Value::Array(Vec::new())),
+            other => other,
+        }
+    }
+}
+
+/// Keys converters use for round-trip notes.
+const NOTE_KEYS: [&str; 2] = [anthropic::MARKER, sharegpt::MARKER];
+
+/// A copy of `conv` without any converter's round-trip notes.
+pub fn without_format_notes(conv: &Conversation) -> Conversation {
+    let mut out = conv.clone();
+    for key in NOTE_KEYS {
+        out.extra.shift_remove(key);
+    }
+    out.field_order.retain(|k| !NOTE_KEYS.contains(&k.as_str()));
+    for (i, m) in out.messages.iter_mut().enumerate() {
+        let mut v = m.to_value();
+        strip_notes(&mut v);
+        if let Ok(clean) = crate::message::Message::from_value(v, i) {
+            *m = clean;
+        }
+    }
+    out
+}
+
+fn strip_notes(v: &mut Value) {
+    match v {
+        Value::Object(obj) => {
+            for key in NOTE_KEYS {
+                obj.shift_remove(key);
+            }
+            obj.values_mut().for_each(strip_notes);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_notes),
+        _ => {}
+    }
+}

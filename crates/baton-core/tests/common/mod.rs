@@ -1,0 +1,37 @@
+//! Paths to test data: the repository's samples (always present) and the shared corpus (present
+//! on the team's machines, absent on a fresh clone, where tests using it print a note and skip).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// `data/samples` in this repository.
+pub fn samples_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/samples")
+}
+
+/// `../shared/data/normalized`, if present.
+pub fn shared_normalized() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/normalized");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "note: ../shared/data/normalized is absent; skipping the shared-corpus part of this test"
+        );
+        None
+    }
+}
+
+/// `../shared/data/corpus`, if present.
+pub fn shared_corpus() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/corpus");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "note: ../shared/data/corpus is absent; skipping the shared-corpus part of this test"
+        );
+        None
+    }
+}
