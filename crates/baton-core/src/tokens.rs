@@ -148,29 +148,30 @@ impl TokenCounter for RoughCounter {
     }
 }
 
-/// `ceil(quarter_units / 4) + dense_chars`, where ASCII characters weigh 1 unit, other
-/// non-ASCII characters weigh their UTF-8 length, and CJK / kana / hangul characters count a
-/// whole token each (BPE vocabularies rarely merge them).
+/// `ceil(units / 4)`, where an ASCII character weighs 1 unit, another non-ASCII character its
+/// UTF-8 length, and a CJK / kana / hangul character 3 units (¾ of a token).
+///
+/// The reference's later version counts a CJK character as a whole token; measured against
+/// `o200k_base` on the shared corpus, Chinese and Japanese text costs 0.73-0.76 tokens per
+/// character, so ¾ keeps the rough estimate within a few percent on CJK-heavy conversations
+/// and leaves calibration only the mix-dependent remainder to correct.
 pub fn rough_text_tokens(text: &str) -> usize {
-    if text.is_empty() {
-        return 0;
-    }
     if text.is_ascii() {
         return text.len().div_ceil(4);
     }
-    let mut units = 0usize;
-    let mut dense = 0usize;
-    for c in text.chars() {
-        if c.is_ascii() {
-            units += 1;
-        } else if is_dense_script(c) {
-            dense += 1;
-        } else {
-            units += c.len_utf8();
-        }
-    }
-    units.div_ceil(4) + dense
+    let units: usize = text
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii() => 1,
+            c if is_dense_script(c) => DENSE_CHAR_UNITS,
+            c => c.len_utf8(),
+        })
+        .sum();
+    units.div_ceil(4)
 }
+
+/// Quarter-token units of one CJK / kana / hangul character.
+const DENSE_CHAR_UNITS: usize = 3;
 
 /// CJK ideographs, kana, hangul and full-width forms: scripts where one character is roughly
 /// one token (or more) rather than a quarter of one.
@@ -523,9 +524,9 @@ mod tests {
     }
 
     #[test]
-    fn rough_count_weighs_cjk_one_token_per_character() {
-        assert_eq!(rough_text_tokens("你好世界"), 4);
-        assert_eq!(rough_text_tokens("こんにちは"), 5);
+    fn rough_count_weighs_cjk_three_quarters_of_a_token_per_character() {
+        assert_eq!(rough_text_tokens("你好世界"), 3);
+        assert_eq!(rough_text_tokens("こんにちは"), 4);
         // Cyrillic: 2 bytes per char, quarter-weighted by bytes.
         assert_eq!(rough_text_tokens("привет"), 3);
     }
