@@ -25,7 +25,8 @@ pub enum LoadError {
         line: Option<usize>,
         /// 0-based record of a JSON array of records.
         record: Option<usize>,
-        source: FormatError,
+        /// Boxed: keeps `Result<_, LoadError>` small on the happy path.
+        source: Box<FormatError>,
     },
 }
 
@@ -33,7 +34,7 @@ impl LoadError {
     /// The format problem, if this is one.
     pub fn format_error(&self) -> Option<&FormatError> {
         match self {
-            LoadError::Format { source, .. } => Some(source),
+            LoadError::Format { source, .. } => Some(source.as_ref()),
             LoadError::Io { .. } => None,
         }
     }
@@ -73,7 +74,7 @@ impl fmt::Display for LoadError {
                 let name = path
                     .as_ref()
                     .map_or_else(|| "<input>".to_string(), |p| p.display().to_string());
-                match (line, record, source) {
+                match (line, record, source.as_ref()) {
                     // A JSON syntax error already carries its line.
                     (
                         None,
@@ -113,7 +114,7 @@ fn at(line: Option<usize>, record: Option<usize>) -> impl Fn(FormatError) -> Loa
         path: None,
         line,
         record,
-        source,
+        source: Box::new(source),
     }
 }
 
