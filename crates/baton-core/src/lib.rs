@@ -10,6 +10,7 @@ pub mod formats;
 pub mod message;
 pub mod token_report;
 pub mod tokens;
+pub mod tool_action;
 pub mod tool_output;
 pub mod truncate;
 

@@ -1,0 +1,370 @@
+//! What a tool call *did*, independent of which agent made it.
+//!
+//! Agents name the same action differently (`Bash`, `bash`, `exec_command`, `execute_bash`,
+//! `run_shell_command`, `terminal`; `Read`, `read_file`, `str_replace_editor view`...). Pruning
+//! stubs and the task ledger both need "ran this command", "read that file", so the mapping
+//! lives here once. Unknown tools are [`ToolAction::Other`], never an error.
+
+use serde_json::{Map, Value};
+use std::sync::LazyLock;
+
+/// The action behind one tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolAction {
+    /// Read a file (or a line range of it).
+    Read {
+        path: String,
+        /// 1-based first line, when the call asked for a range.
+        from_line: Option<u64>,
+        /// Number of lines asked for, when given.
+        lines: Option<u64>,
+    },
+    /// Created or overwrote a file.
+    Write { path: String, lines: Option<usize> },
+    /// Edited a file in place.
+    Edit { path: String },
+    /// Applied a patch touching these files.
+    Patch { paths: Vec<String> },
+    /// Ran a shell command.
+    Command { command: String },
+    /// Searched files by content or name.
+    Search {
+        pattern: String,
+        path: Option<String>,
+    },
+    /// Fetched a URL or searched the web.
+    Web { target: String },
+    /// Handed work to a sub-agent.
+    Delegate { goal: String },
+    /// Anything else.
+    Other,
+}
+
+impl ToolAction {
+    /// Files this action modified.
+    pub fn modified_paths(&self) -> Vec<&str> {
+        match self {
+            ToolAction::Write { path, .. } | ToolAction::Edit { path } => vec![path.as_str()],
+            ToolAction::Patch { paths } => paths.iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Classifies a tool call from its name and JSON-string arguments.
+pub fn classify(name: &str, arguments: &str) -> ToolAction {
+    let args = parse_args(arguments);
+    let lower = name.to_ascii_lowercase();
+    match lower.as_str() {
+        "bash" | "shell" | "terminal" | "exec_command" | "execute_bash" | "run_shell_command"
+        | "run" | "execute_command" | "local_shell" | "container.exec" => command(&args, arguments),
+        "read" | "read_file" | "view" | "open" | "cat" => read(&args),
+        "write" | "write_file" | "create" | "create_file" => write(&args),
+        "edit" | "multiedit" | "replace" | "edit_file" | "insert" | "str_replace" | "patch" => {
+            edit(&args)
+        }
+        "apply_patch" => ToolAction::Patch {
+            paths: patch_paths(str_arg(&args, &["input", "patch"]).unwrap_or(arguments)),
+        },
+        "str_replace_editor" | "str_replace_based_edit_tool" | "text_editor" => editor(&args),
+        "grep"
+        | "glob"
+        | "search_files"
+        | "find_file"
+        | "search_file_content"
+        | "search_dir"
+        | "search_file"
+        | "find"
+        | "list_directory"
+        | "ls" => search(&args),
+        "webfetch" | "web_fetch" | "web_extract" | "browser_navigate" => ToolAction::Web {
+            target: str_arg(&args, &["url", "urls"])
+                .unwrap_or_default()
+                .to_string(),
+        },
+        "websearch" | "web_search" => ToolAction::Web {
+            target: str_arg(&args, &["query", "q"])
+                .unwrap_or_default()
+                .to_string(),
+        },
+        "task" | "delegate_task" | "delegate_to_agent" | "agent" => ToolAction::Delegate {
+            goal: str_arg(&args, &["description", "goal", "objective", "prompt"])
+                .unwrap_or_default()
+                .to_string(),
+        },
+        _ => ToolAction::Other,
+    }
+}
+
+fn parse_args(arguments: &str) -> Map<String, Value> {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
+/// First present string argument among `keys` (arrays give their first string).
+fn str_arg<'a>(args: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| match args.get(*k)? {
+        Value::String(s) if !s.is_empty() => Some(s.as_str()),
+        Value::Array(items) => items.iter().find_map(Value::as_str),
+        _ => None,
+    })
+}
+
+fn num_arg(args: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| match args.get(*k)? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+const PATH_KEYS: [&str; 6] = [
+    "file_path",
+    "path",
+    "filename",
+    "file",
+    "absolute_path",
+    "target_file",
+];
+
+fn command(args: &Map<String, Value>, raw: &str) -> ToolAction {
+    let command = match args.get("command").or_else(|| args.get("cmd")) {
+        Some(Value::String(s)) => s.clone(),
+        // Codex `shell` sends `["bash", "-lc", "cmd"]`.
+        Some(Value::Array(parts)) => {
+            let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+            match words.as_slice() {
+                [shell, flag, cmd] if shell.ends_with("sh") && flag.starts_with('-') => {
+                    (*cmd).to_string()
+                }
+                _ => words.join(" "),
+            }
+        }
+        _ if args.is_empty() => raw.to_string(),
+        _ => String::new(),
+    };
+    ToolAction::Command {
+        command: command.trim().to_string(),
+    }
+}
+
+fn read(args: &Map<String, Value>) -> ToolAction {
+    let path = str_arg(args, &PATH_KEYS).unwrap_or_default().to_string();
+    let from_line = num_arg(args, &["offset", "start_line", "line", "from_line"]);
+    let lines = num_arg(args, &["limit", "lines", "num_lines"]);
+    ToolAction::Read {
+        path,
+        from_line,
+        lines,
+    }
+}
+
+fn write(args: &Map<String, Value>) -> ToolAction {
+    let path = str_arg(args, &PATH_KEYS).unwrap_or_default().to_string();
+    let lines = str_arg(args, &["content", "file_text", "text"]).map(|c| c.lines().count());
+    ToolAction::Write { path, lines }
+}
+
+fn edit(args: &Map<String, Value>) -> ToolAction {
+    ToolAction::Edit {
+        path: str_arg(args, &PATH_KEYS).unwrap_or_default().to_string(),
+    }
+}
+
+/// SWE-agent / OpenHands / Anthropic text editor: one tool, the action in `command`.
+fn editor(args: &Map<String, Value>) -> ToolAction {
+    let path = str_arg(args, &PATH_KEYS).unwrap_or_default().to_string();
+    match str_arg(args, &["command"]).unwrap_or("") {
+        "view" => {
+            let range = args.get("view_range").and_then(Value::as_array);
+            let start = range.and_then(|r| r.first()).and_then(Value::as_u64);
+            let end = range.and_then(|r| r.get(1)).and_then(Value::as_i64);
+            let lines = match (start, end) {
+                (Some(s), Some(e)) if e >= s as i64 => Some(e as u64 - s + 1),
+                _ => None,
+            };
+            ToolAction::Read {
+                path,
+                from_line: start,
+                lines,
+            }
+        }
+        "create" => {
+            let lines = str_arg(args, &["file_text"]).map(|c| c.lines().count());
+            ToolAction::Write { path, lines }
+        }
+        _ => ToolAction::Edit { path },
+    }
+}
+
+fn search(args: &Map<String, Value>) -> ToolAction {
+    ToolAction::Search {
+        pattern: str_arg(
+            args,
+            &[
+                "pattern",
+                "regex",
+                "query",
+                "search_term",
+                "file_name",
+                "glob",
+            ],
+        )
+        .unwrap_or_default()
+        .to_string(),
+        path: str_arg(args, &["path", "dir", "dir_path", "directory"]).map(str::to_string),
+    }
+}
+
+/// Files named by an `apply_patch` envelope (`*** Update File: path`, Add, Delete, Move to).
+pub fn patch_paths(patch: &str) -> Vec<String> {
+    static FILE_LINE: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+        regex::Regex::new(r"(?m)^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$|^\+\+\+ b/(.+?)\s*$").ok()
+    });
+    let Some(re) = FILE_LINE.as_ref() else {
+        return Vec::new();
+    };
+    let mut paths: Vec<String> = Vec::new();
+    for caps in re.captures_iter(patch) {
+        if let Some(p) = caps.get(1).or_else(|| caps.get(2)).or_else(|| caps.get(3)) {
+            let p = p.as_str().to_string();
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+    paths
+}
+
+/// The exit status a tool result reports, in the forms agents print it.
+pub fn exit_code(result: &str) -> Option<i32> {
+    static PATTERNS: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?i)"exit_code"\s*:\s*(-?\d+)|exit code[:\s]+(-?\d+)|exited with code\s+(-?\d+)|\[command finished with exit code (-?\d+)\]|exit status[:\s]+(-?\d+)"#,
+        )
+        .ok()
+    });
+    let re = PATTERNS.as_ref()?;
+    // The last report wins: polling tools print several.
+    let caps = re.captures_iter(result).last()?;
+    (1..=5)
+        .find_map(|i| caps.get(i))
+        .and_then(|m| m.as_str().parse().ok())
+}
+
+/// Whether a tool result reads like a failure: a non-zero exit, or an error word near the start.
+pub fn looks_like_error(result: &str) -> bool {
+    if let Some(code) = exit_code(result) {
+        return code != 0;
+    }
+    static ERROR_WORDS: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b(error|failed|failure|exception|traceback|panicked|fatal|timed out|command not found|no such file)\b").ok()
+    });
+    let head: String = result.chars().take(500).collect();
+    ERROR_WORDS.as_ref().is_some_and(|re| re.is_match(&head))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_tools_of_every_agent_are_commands() {
+        for (name, args) in [
+            ("Bash", r#"{"command":"cargo test","description":"run"}"#),
+            ("exec_command", r#"{"cmd":"cargo test"}"#),
+            ("execute_bash", r#"{"command":"cargo test"}"#),
+            ("run_shell_command", r#"{"command":"cargo test"}"#),
+            ("shell", r#"{"command":["bash","-lc","cargo test"]}"#),
+            ("terminal", r#"{"command":"cargo test"}"#),
+        ] {
+            assert_eq!(
+                classify(name, args),
+                ToolAction::Command {
+                    command: "cargo test".into()
+                },
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_keep_path_and_range() {
+        assert_eq!(
+            classify("Read", r#"{"file_path":"/a/b.rs","offset":10,"limit":50}"#),
+            ToolAction::Read {
+                path: "/a/b.rs".into(),
+                from_line: Some(10),
+                lines: Some(50)
+            }
+        );
+        assert_eq!(
+            classify(
+                "str_replace_editor",
+                r#"{"command":"view","path":"/x.c","view_range":[5,9]}"#
+            ),
+            ToolAction::Read {
+                path: "/x.c".into(),
+                from_line: Some(5),
+                lines: Some(5)
+            }
+        );
+    }
+
+    #[test]
+    fn writes_edits_and_patches_report_modified_paths() {
+        let w = classify("Write", r#"{"file_path":"a.md","content":"x\ny\n"}"#);
+        assert_eq!(w.modified_paths(), vec!["a.md"]);
+        let e = classify(
+            "Edit",
+            r#"{"file_path":"b.rs","old_string":"a","new_string":"b"}"#,
+        );
+        assert_eq!(e.modified_paths(), vec!["b.rs"]);
+        let p = classify(
+            "apply_patch",
+            r#"{"input":"*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** Add File: src/b.ts\n+z\n*** End Patch"}"#,
+        );
+        assert_eq!(p.modified_paths(), vec!["src/a.ts", "src/b.ts"]);
+        let s = classify(
+            "str_replace_editor",
+            r#"{"command":"str_replace","path":"/c.py"}"#,
+        );
+        assert_eq!(s.modified_paths(), vec!["/c.py"]);
+    }
+
+    #[test]
+    fn unknown_tools_and_broken_arguments_are_other_not_errors() {
+        assert_eq!(classify("book_flight", r#"{"id":1}"#), ToolAction::Other);
+        assert_eq!(
+            classify("Read", "{not json"),
+            ToolAction::Read {
+                path: String::new(),
+                from_line: None,
+                lines: None
+            }
+        );
+    }
+
+    #[test]
+    fn exit_codes_are_found_in_each_agent_format() {
+        assert_eq!(exit_code(r#"{"output":"x","exit_code": 101}"#), Some(101));
+        assert_eq!(exit_code("Process exited with code 2\nOutput:"), Some(2));
+        assert_eq!(
+            exit_code("ok\n[Command finished with exit code 0]"),
+            Some(0)
+        );
+        assert_eq!(exit_code("Exit code: 1"), Some(1));
+        assert_eq!(exit_code("all good"), None);
+    }
+
+    #[test]
+    fn error_detection_uses_exit_status_first() {
+        assert!(looks_like_error("error: could not compile\nexit code: 101"));
+        assert!(!looks_like_error("0 errors found\nexit code: 0"));
+        assert!(looks_like_error("Traceback (most recent call last):"));
+        assert!(!looks_like_error("wrote 3 files"));
+    }
+}
