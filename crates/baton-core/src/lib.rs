@@ -8,11 +8,13 @@ pub mod conversation;
 pub mod feedback;
 pub mod formats;
 pub mod message;
+pub mod overflow;
 pub mod token_report;
 pub mod tokens;
 pub mod tool_action;
 pub mod tool_output;
 pub mod truncate;
+pub mod usage;
 
 pub use conversation::Conversation;
 pub use message::{Content, ContentPart, FunctionCall, Message, MessageError, Role, ToolCall};

@@ -46,11 +46,14 @@ pub enum Layout {
     ObjectLines,
 }
 
-/// A format the user can force with `--format`. The names are the ones users know: `json` (an
+/// A format the user can force with `--format`. The names are the ones users know: `openai`
+/// (OpenAI chat, any layout), `json` (an
 /// array of messages), `object`, `jsonl` (one message per line), `records` (one conversation
 /// object per line, as in the shared corpus), `anthropic`, `sharegpt`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FormatName {
+    /// OpenAI chat in whatever layout the file has.
+    OpenAi,
     Json,
     Object,
     Jsonl,
@@ -60,7 +63,8 @@ pub enum FormatName {
 }
 
 impl FormatName {
-    pub const ALL: [FormatName; 6] = [
+    pub const ALL: [FormatName; 7] = [
+        FormatName::OpenAi,
         FormatName::Json,
         FormatName::Object,
         FormatName::Jsonl,
@@ -71,6 +75,7 @@ impl FormatName {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            FormatName::OpenAi => "openai",
             FormatName::Json => "json",
             FormatName::Object => "object",
             FormatName::Jsonl => "jsonl",
@@ -109,7 +114,7 @@ impl FormatName {
             FormatName::Object => Some(Layout::Object),
             FormatName::Jsonl => Some(Layout::MessageLines),
             FormatName::Records => Some(Layout::ObjectLines),
-            FormatName::Anthropic | FormatName::ShareGpt => None,
+            FormatName::OpenAi | FormatName::Anthropic | FormatName::ShareGpt => None,
         }
     }
 
