@@ -25,18 +25,22 @@ struct Cli {
 enum Command {
     /// Count the tokens of a conversation file, per role, estimated and exact.
     Tokens(commands::tokens::TokensArgs),
+    /// Compact a conversation file: prune old tool output, summarize the middle, keep the
+    /// head and the recent tail verbatim.
+    Compress(commands::compress::CompressArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Tokens(args) => commands::tokens::run(&args),
+        Command::Compress(args) => commands::compress::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("baton: {e:#}");
-            ExitCode::FAILURE
+            eprintln!("baton: {e}");
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -1,14 +1,18 @@
 //! Baton's context-management core.
 //!
-//! No network, no database, no async runtime: everything here is a pure function of its input
-//! or touches only local files (`tool_output`), so builders can embed it anywhere.
+//! No network, no database, and no async runtime of its own: everything here is a pure function
+//! of its input, touches only local files (`tool_output`), or runs a local process (the exec
+//! summarizer, on the caller's tokio runtime), so builders can embed it anywhere.
 
 pub mod caching;
+pub mod compress;
 pub mod conversation;
+pub mod engine;
 pub mod feedback;
 pub mod formats;
 pub mod message;
 pub mod overflow;
+pub mod summary;
 pub mod token_report;
 pub mod tokens;
 pub mod tool_action;

@@ -1,12 +1,12 @@
 //! `baton tokens FILE`: message count and tokens per role, estimated and exact.
 
-use anyhow::{Context, Result};
-use baton_core::formats::{self, Document, FormatName};
+use crate::commands::Failure;
+use crate::commands::io::read_input;
+use baton_core::formats::{Document, FormatName};
 use baton_core::token_report::{Tally, TokenReport};
 use baton_core::tokens::Encoding;
 use baton_core::truncate::group_digits;
 use clap::Args;
-use std::io::Read;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -37,27 +37,16 @@ fn parse_format(s: &str) -> Result<FormatName, String> {
     FormatName::parse(s).map_err(|e| e.to_string())
 }
 
-pub fn run(args: &TokensArgs) -> Result<()> {
-    let doc = load(args)?;
+pub fn run(args: &TokensArgs) -> Result<(), Failure> {
+    let (_, doc) = read_input(Some(&args.file), args.format)?;
     let report = TokenReport::build(&doc.conversations, args.encoding.counter());
     let out = if args.json {
-        render_json(args, &doc, &report)?
+        render_json(args, &doc, &report)
     } else {
         render_table(args, &doc, &report)
     };
     print!("{out}");
     Ok(())
-}
-
-fn load(args: &TokensArgs) -> Result<Document> {
-    if args.file.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading standard input")?;
-        return Ok(formats::parse_document(&text, args.format)?);
-    }
-    Ok(formats::load_file(&args.file, args.format)?)
 }
 
 fn render_table(args: &TokensArgs, doc: &Document, report: &TokenReport) -> String {
@@ -103,20 +92,24 @@ fn row(label: &str, t: &Tally, encoding: Encoding) -> String {
     )
 }
 
-fn render_json(args: &TokensArgs, doc: &Document, report: &TokenReport) -> Result<String> {
+fn render_json(args: &TokensArgs, doc: &Document, report: &TokenReport) -> String {
     let roles: serde_json::Map<String, serde_json::Value> = report
         .roles
         .iter()
-        .map(|(r, t)| Ok((r.as_str().to_string(), serde_json::to_value(t)?)))
-        .collect::<Result<_, serde_json::Error>>()?;
+        .map(|(r, t)| (r.as_str().to_string(), tally_json(t)))
+        .collect();
     let value = serde_json::json!({
         "file": args.file.display().to_string(),
         "format": doc.format_name(),
         "encoding": report.encoding,
         "conversations": report.conversations,
         "roles": roles,
-        "tools": report.tools,
-        "total": report.total,
+        "tools": tally_json(&report.tools),
+        "total": tally_json(&report.total),
     });
-    Ok(serde_json::to_string_pretty(&value)? + "\n")
+    format!("{value:#}\n")
+}
+
+fn tally_json(t: &Tally) -> serde_json::Value {
+    serde_json::json!({"messages": t.messages, "estimated": t.estimated, "exact": t.exact})
 }

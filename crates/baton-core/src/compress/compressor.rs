@@ -1,0 +1,273 @@
+//! [`Compressor`]: the default [`ContextEngine`].
+
+use crate::compress::boundary;
+use crate::compress::guard::{Guard, TurnKey};
+use crate::compress::pass::{PassContext, run_pass};
+use crate::compress::threshold::{Budgets, ThresholdConfig};
+use crate::compress::{CompressionResult, CompressorConfig, Outcome, markers};
+use crate::engine::{CompressRequest, ContextEngine, EngineStatus, TokenState};
+use crate::message::Message;
+use crate::summary::BoxFuture;
+use crate::tokens::{RoughCounter, RunningCount, TokenCounter, tools_tokens};
+use crate::usage::CanonicalUsage;
+use serde_json::Value;
+use std::hash::{Hash, Hasher};
+use std::time::Instant;
+
+/// Messages a conversation needs beyond the head before compaction can do anything.
+const MIN_MESSAGES_BEYOND_HEAD: usize = 4;
+
+/// The default engine: threshold math, the anti-thrashing guard, and compression passes.
+pub struct Compressor {
+    config: CompressorConfig,
+    budgets: Budgets,
+    tokens: TokenState,
+    guard: Guard,
+    /// Per-message counts for preflight estimates: a turn costs its new messages only.
+    running: RunningCount,
+}
+
+impl Compressor {
+    pub fn new(config: CompressorConfig) -> Self {
+        let budgets = budgets_for(&config);
+        Compressor {
+            tokens: TokenState {
+                threshold_tokens: budgets.threshold_tokens,
+                context_length: config.context_length,
+                ..TokenState::default()
+            },
+            budgets,
+            config,
+            guard: Guard::default(),
+            running: RunningCount::new(),
+        }
+    }
+
+    pub fn config(&self) -> &CompressorConfig {
+        &self.config
+    }
+
+    pub fn budgets(&self) -> Budgets {
+        self.budgets
+    }
+
+    /// Whether anything has been compacted yet in this conversation: then the head no longer
+    /// protects early turns (they would otherwise fossilize across compactions).
+    fn already_compacted(&self, messages: &[Message]) -> bool {
+        self.tokens.compression_count > 0 || messages.iter().any(markers::is_summary_message)
+    }
+
+    async fn compress_now(&mut self, request: CompressRequest<'_>) -> CompressionResult {
+        let started = Instant::now();
+        let messages = request.messages;
+        let tokens_before = request
+            .current_tokens
+            .filter(|t| *t > 0)
+            .unwrap_or_else(|| estimate(messages));
+        if !request.force && tokens_before < self.budgets.threshold_tokens {
+            return CompressionResult::unchanged(
+                messages,
+                tokens_before,
+                Outcome::NoOp {
+                    reason: format!(
+                        "~{tokens_before} tokens is under the compression threshold of {}",
+                        self.budgets.threshold_tokens
+                    ),
+                },
+            );
+        }
+        let turn = turn_key(messages);
+        if request.force {
+            self.guard.clear_cooldown();
+        } else if let Some(block) = self.guard.check(
+            started,
+            turn,
+            self.budgets.threshold_tokens,
+            self.config.max_passes_per_turn,
+        ) {
+            return CompressionResult::unchanged(
+                messages,
+                tokens_before,
+                Outcome::Blocked {
+                    reason: block.to_string(),
+                },
+            );
+        }
+        let already_compacted = self.already_compacted(messages);
+        let head = boundary::head_size(messages, self.config.protect_first_n, already_compacted);
+        if messages.len() < head + MIN_MESSAGES_BEYOND_HEAD {
+            return CompressionResult::unchanged(
+                messages,
+                tokens_before,
+                Outcome::NoOp {
+                    reason: format!(
+                        "only {} messages; compaction needs more than {} to have anything between the head and the tail",
+                        messages.len(),
+                        head + MIN_MESSAGES_BEYOND_HEAD - 1
+                    ),
+                },
+            );
+        }
+        let report = run_pass(PassContext {
+            messages,
+            budgets: self.budgets,
+            protect_first_n: self.config.protect_first_n,
+            protect_last_n: self.config.protect_last_n,
+            already_compacted,
+            focus_topic: request.focus_topic,
+            tokens_before,
+            summarizer: self.config.summarizer.as_ref(),
+            use_primary: !self.guard.in_cooldown(started),
+            timeout: self.config.pass_timeout,
+        })
+        .await;
+        if let Some(kind) = report.primary_failure {
+            self.guard.record_failure(kind, Instant::now());
+        } else if report.primary_succeeded {
+            self.guard.record_success();
+        }
+        let mut result = report.result;
+        if result.outcome == Outcome::Compressed {
+            self.tokens.compression_count += 1;
+            self.guard
+                .record_compaction(turn, result.fallback_used, result.tokens_after);
+            // Await the provider's real count before judging again (the reference's -1
+            // sentinel): a rough estimate of the new prompt must not re-trigger compaction.
+            self.tokens.last_prompt_tokens = 0;
+            self.tokens.last_completion_tokens = 0;
+        }
+        result.elapsed = started.elapsed();
+        result
+    }
+}
+
+fn budgets_for(config: &CompressorConfig) -> Budgets {
+    ThresholdConfig {
+        fraction: config.threshold,
+        target_ratio: config.target_ratio,
+        context_length: config.context_length,
+        max_output_tokens: config.max_output_tokens,
+    }
+    .budgets()
+}
+
+fn estimate(messages: &[Message]) -> u64 {
+    messages
+        .iter()
+        .map(|m| RoughCounter.count_message(m) as u64)
+        .sum()
+}
+
+/// Identifies the current user turn by its latest real user message and the message before
+/// it. Both stay verbatim in the tail across the turn's compactions, and the neighbour tells two
+/// turns with the same text ("continue") apart.
+fn turn_key(messages: &[Message]) -> TurnKey {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if let Some(i) = boundary::last_actionable_user(messages, 0) {
+        messages[i].text().hash(&mut h);
+        if let Some(prev) = i.checked_sub(1).and_then(|p| messages.get(p)) {
+            prev.to_json().hash(&mut h);
+        }
+    }
+    TurnKey(h.finish())
+}
+
+impl ContextEngine for Compressor {
+    fn name(&self) -> &str {
+        "compressor"
+    }
+
+    fn tokens(&self) -> TokenState {
+        self.tokens
+    }
+
+    fn update_from_response(&mut self, usage: &CanonicalUsage) {
+        self.tokens.last_prompt_tokens = usage.prompt();
+        self.tokens.last_completion_tokens = usage.output;
+        self.tokens.last_total_tokens = usage.total();
+        self.guard
+            .record_real_prompt(usage.prompt(), self.budgets.threshold_tokens);
+    }
+
+    fn should_compress(&self, prompt_tokens: Option<u64>) -> bool {
+        let tokens = prompt_tokens.unwrap_or(self.tokens.last_prompt_tokens);
+        tokens >= self.budgets.threshold_tokens
+    }
+
+    fn should_compress_preflight(&mut self, messages: &[Message], tools: Option<&[Value]>) -> bool {
+        let counted = self.running.sync(&RoughCounter, messages) as u64;
+        let schemas = tools.map_or(0, |t| tools_tokens(&RoughCounter, t) as u64);
+        counted + schemas >= self.budgets.threshold_tokens
+    }
+
+    fn has_content_to_compress(&self, messages: &[Message]) -> bool {
+        let already = self.already_compacted(messages);
+        let head = boundary::head_size(messages, self.config.protect_first_n, already);
+        let start = boundary::align_forward(messages, head);
+        let end = boundary::find_tail_cut(
+            messages,
+            start,
+            self.budgets.tail_tokens as usize,
+            self.config.protect_last_n,
+            &RoughCounter as &dyn TokenCounter,
+        );
+        start < end
+    }
+
+    fn compress<'a>(
+        &'a mut self,
+        request: CompressRequest<'a>,
+    ) -> BoxFuture<'a, CompressionResult> {
+        Box::pin(self.compress_now(request))
+    }
+
+    fn on_session_reset(&mut self) {
+        self.tokens = TokenState {
+            threshold_tokens: self.budgets.threshold_tokens,
+            context_length: self.config.context_length,
+            ..TokenState::default()
+        };
+        self.guard.reset();
+        self.running = RunningCount::new();
+    }
+
+    fn status(&self) -> EngineStatus {
+        let t = self.tokens;
+        let usage_percent = if t.context_length > 0 {
+            (t.last_prompt_tokens as f64 / t.context_length as f64 * 100.0).min(100.0)
+        } else {
+            0.0
+        };
+        let blocked = self
+            .guard
+            .check(
+                Instant::now(),
+                TurnKey(0),
+                self.budgets.threshold_tokens,
+                self.config.max_passes_per_turn,
+            )
+            .map(|b| b.to_string());
+        EngineStatus {
+            engine: self.name().to_string(),
+            tokens: t,
+            usage_percent,
+            blocked,
+        }
+    }
+
+    fn update_model(&mut self, model: &str, context_length: u64) {
+        let changed = model != self.config.model;
+        self.config.model = model.to_string();
+        self.config.context_length = context_length;
+        self.budgets = budgets_for(&self.config);
+        self.tokens.threshold_tokens = self.budgets.threshold_tokens;
+        self.tokens.context_length = context_length;
+        self.tokens.last_prompt_tokens = 0;
+        self.tokens.last_completion_tokens = 0;
+        self.tokens.last_total_tokens = 0;
+        if changed {
+            // Strikes and cooldowns were judged against the old model's window and runtime.
+            self.guard.reset();
+        }
+    }
+}

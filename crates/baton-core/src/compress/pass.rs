@@ -1,0 +1,507 @@
+//! One compression pass: prune → cut → summarize (with escalation) → gate → assemble.
+//!
+//! The convergence guarantee lives here. The installed summary is never larger than its budget
+//! (nor than the span it replaces): an oversized or failed summary escalates to a shorter
+//! re-summary, then to the extractive summary, then to deterministic truncation of the summary
+//! body. With the head and tail fixed by the boundaries, the compacted prompt is therefore at
+//! most head + tail + summary budget, whatever the summarizer does.
+
+use crate::compress::boundary;
+use crate::compress::guard::FailureKind;
+use crate::compress::markers;
+use crate::compress::prune::{PruneConfig, prune_old_tool_results};
+use crate::compress::sanitize;
+use crate::compress::threshold::{Budgets, summary_budget};
+use crate::compress::{CompressionResult, Outcome, assemble};
+use crate::message::{Content, ContentPart, Message, Role};
+use crate::summary::extractive::ExtractiveSummarizer;
+use crate::summary::gate::check_and_repair;
+use crate::summary::ledger::TaskLedger;
+use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
+use crate::summary::redact::{redact, redact_message};
+use crate::summary::sections;
+use crate::summary::{Summarizer, SummaryError, SummaryInput};
+use crate::tokens::{RoughCounter, TokenCounter};
+use crate::truncate::truncate_head_tail;
+use std::time::{Duration, Instant};
+
+/// How much over budget a summary may run before it is rejected (summarizers estimate size
+/// loosely; rejecting 1% over would waste a good summary).
+const BUDGET_SLACK: f64 = 1.25;
+/// Ceiling on the serialized span handed to a model summarizer (≈40K tokens).
+pub(crate) const SUMMARY_INPUT_MAX_CHARS: usize = 160_000;
+/// Longest active task kept verbatim in the ledger.
+const ACTIVE_TASK_MAX_CHARS: usize = 1_400;
+
+/// Inputs of one pass that do not change during it.
+pub(crate) struct PassContext<'a> {
+    pub messages: &'a [Message],
+    pub budgets: Budgets,
+    pub protect_first_n: usize,
+    pub protect_last_n: usize,
+    pub already_compacted: bool,
+    pub focus_topic: Option<&'a str>,
+    pub tokens_before: u64,
+    pub summarizer: &'a dyn Summarizer,
+    /// False while the configured summarizer cools down after a failure.
+    pub use_primary: bool,
+    pub timeout: Duration,
+}
+
+/// A pass's result plus what the guard needs to learn from it.
+pub(crate) struct PassReport {
+    pub result: CompressionResult,
+    pub primary_failure: Option<FailureKind>,
+    pub primary_succeeded: bool,
+}
+
+fn counter() -> &'static dyn TokenCounter {
+    static ROUGH: RoughCounter = RoughCounter;
+    &ROUGH
+}
+
+fn tokens_of(messages: &[Message]) -> u64 {
+    messages
+        .iter()
+        .map(|m| counter().count_message(m) as u64)
+        .sum()
+}
+
+fn text_tokens(text: &str) -> u64 {
+    counter().count_text(text) as u64
+}
+
+pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
+    let started = Instant::now();
+    let pruned = prune_old_tool_results(
+        ctx.messages,
+        &PruneConfig {
+            protect_tail_count: ctx.protect_last_n,
+            protect_tail_tokens: ctx.budgets.tail_tokens as usize,
+            ..PruneConfig::default()
+        },
+        counter(),
+    );
+    let pruned_count = pruned.pruned();
+    let messages = pruned.messages;
+
+    let head_end = boundary::head_size(&messages, ctx.protect_first_n, ctx.already_compacted);
+    // The head never swallows the latest user message: it must come after the summary.
+    let head_end = match boundary::last_actionable_user(&messages, 0) {
+        Some(u) if u < head_end => u,
+        _ => head_end,
+    };
+    let start = boundary::align_forward(&messages, head_end);
+    let anchored = boundary::find_tail_cut(
+        &messages,
+        start,
+        ctx.budgets.tail_tokens as usize,
+        ctx.protect_last_n,
+        counter(),
+    );
+    let (end, moved_user) = converging_cut(&messages, start, anchored, ctx.budgets.tail_tokens);
+    // Whatever the cut, the latest user message must follow the summary verbatim: when the
+    // span would swallow it (a cut forced past a user message right after the head), carry it.
+    let moved_user = moved_user.or_else(|| {
+        boundary::last_actionable_user(&messages, start).filter(|&u| u >= start && u < end)
+    });
+    if start >= end || end > messages.len() {
+        return nothing_to_summarize(&ctx, messages, pruned_count, started);
+    }
+
+    // Pruning keeps message count and order, so the same range of the original holds the
+    // unpruned turns: the summary and the ledger read real outputs (exit codes, errors), not
+    // the one-line stubs.
+    let span = if ctx.messages.len() == messages.len() {
+        &ctx.messages[start..end]
+    } else {
+        &messages[start..end]
+    };
+    let (previous, turns) = split_previous_summaries(span);
+    if turns.is_empty() {
+        return nothing_to_summarize(&ctx, messages, pruned_count, started);
+    }
+    let ledger = build_ledger(previous.as_deref(), &turns, &messages);
+    let span_tokens = tokens_of(&turns);
+    let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
+
+    let redacted: Vec<Message> = turns.iter().map(redact_message).collect();
+    let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
+    let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
+    let request = SummaryRequest {
+        turns: &redacted,
+        previous: previous_redacted.as_deref(),
+        focus: focus.as_deref(),
+        ledger: &ledger,
+        span_tokens,
+    };
+    let chosen = choose_summary(&ctx, &request, budget).await;
+
+    let (body, gate) = check_and_repair(&redact(&chosen.body), &ledger);
+    let body = fit_to_budget(&body, budget);
+    let gate_added = gate.missing_sections.len() + gate.missing_facts.len();
+
+    let tail = carried_tail(moved_user.map(|u| &messages[u]), &messages[end..]);
+    let assembled = assemble::assemble(&messages[..start], &body, &tail);
+    let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
+    let final_messages = sanitize::strip_historical_media(sanitized);
+    let tokens_after = tokens_of(&final_messages);
+
+    PassReport {
+        primary_failure: chosen.primary_failure,
+        primary_succeeded: chosen.primary_succeeded,
+        result: CompressionResult {
+            messages: final_messages,
+            outcome: Outcome::Compressed,
+            summarized_range: Some(start..end),
+            pruned: pruned_count,
+            tokens_before: ctx.tokens_before,
+            tokens_after,
+            summary: Some(body),
+            summarizer: Some(chosen.by),
+            fallback_used: chosen.fallback_used,
+            escalations: chosen.escalations,
+            gate_added,
+            elapsed: started.elapsed(),
+        },
+    }
+}
+
+/// The boundary finder keeps the latest user message in the tail (the reference's rule). When
+/// that message is far back — an agent that worked for hundreds of steps on one request — the
+/// anchored tail can exceed its budget many times over and the pass would free almost
+/// nothing. Then the tail is cut by budget alone, and the latest user message is carried
+/// verbatim to just after the summary instead (returned as its index), so it is still the
+/// first thing the model reads after the summary and the pass still converges.
+fn converging_cut(
+    messages: &[Message],
+    start: usize,
+    anchored: usize,
+    tail_budget: u64,
+) -> (usize, Option<usize>) {
+    let soft = tail_budget + tail_budget / 2;
+    let anchored_tokens: u64 = messages[anchored.min(messages.len())..]
+        .iter()
+        .map(|m| counter().count_message(m) as u64)
+        .sum();
+    if anchored_tokens <= soft {
+        return (anchored, None);
+    }
+    let Some(user) = boundary::last_actionable_user(messages, start) else {
+        return (anchored, None);
+    };
+    // The carried message is kept verbatim, so it is paid for out of the tail's budget.
+    let reserve = counter().count_message(&messages[user]) as u64;
+    let by_budget = cut_by_budget(messages, user + 1, soft.saturating_sub(reserve));
+    if by_budget <= anchored || by_budget <= user + 1 {
+        return (anchored, None);
+    }
+    (by_budget, Some(user))
+}
+
+/// The tail cut from the end back to `soft` tokens (at least 3 messages), aligned so no tool
+/// call is separated from its results.
+fn cut_by_budget(messages: &[Message], start: usize, soft: u64) -> usize {
+    const MIN_TAIL: usize = 3;
+    let n = messages.len();
+    let mut acc = 0u64;
+    let mut cut = n;
+    for i in (start..n).rev() {
+        let t = counter().count_message(&messages[i]) as u64;
+        if acc + t > soft && n - i >= MIN_TAIL {
+            break;
+        }
+        acc += t;
+        cut = i;
+    }
+    let cut = boundary::align_backward(messages, cut).max(start + 1);
+    boundary::align_forward(messages, cut)
+}
+
+/// The tail, preceded by the carried latest user message when there is one. A tail that itself
+/// starts with a (non-actionable, e.g. blank) user message is joined onto the carried one so
+/// two user messages never follow each other.
+fn carried_tail(carried: Option<&Message>, tail: &[Message]) -> Vec<Message> {
+    let Some(carried) = carried else {
+        return tail.to_vec();
+    };
+    let mut first = carried.clone();
+    let mut rest = tail;
+    if let Some((next, after)) = tail.split_first().filter(|(m, _)| m.role == Role::User) {
+        first.content = Some(join_contents(first.content.take(), next.content.clone()));
+        rest = after;
+    }
+    let mut out = Vec::with_capacity(rest.len() + 1);
+    out.push(first);
+    out.extend_from_slice(rest);
+    out
+}
+
+fn join_contents(a: Option<Content>, b: Option<Content>) -> Content {
+    let parts = |c: Option<Content>| match c {
+        Some(Content::Parts(p)) => p,
+        Some(Content::Text(t)) if !t.trim().is_empty() => vec![ContentPart::text(t)],
+        _ => Vec::new(),
+    };
+    match (a, b) {
+        (Some(Content::Text(x)), Some(Content::Text(y))) => Content::Text(if y.trim().is_empty() {
+            x
+        } else {
+            format!("{x}\n\n{y}")
+        }),
+        (a, b) => Content::Parts(parts(a).into_iter().chain(parts(b)).collect()),
+    }
+}
+
+fn nothing_to_summarize(
+    ctx: &PassContext<'_>,
+    messages: Vec<Message>,
+    pruned: usize,
+    started: Instant,
+) -> PassReport {
+    let result = if pruned > 0 {
+        let tokens_after = tokens_of(&messages);
+        CompressionResult {
+            outcome: Outcome::PrunedOnly,
+            pruned,
+            tokens_after,
+            elapsed: started.elapsed(),
+            messages,
+            ..CompressionResult::unchanged(&[], ctx.tokens_before, Outcome::PrunedOnly)
+        }
+    } else {
+        CompressionResult::unchanged(
+            ctx.messages,
+            ctx.tokens_before,
+            Outcome::NoOp {
+                reason: "everything after the protected head fits in the protected tail".into(),
+            },
+        )
+    };
+    PassReport {
+        result,
+        primary_failure: None,
+        primary_succeeded: false,
+    }
+}
+
+/// Separates earlier summaries in the span (their bodies joined, newest last) from the real
+/// turns. Iterative compaction updates the previous summary instead of summarizing a summary.
+fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Message>) {
+    let mut bodies = Vec::new();
+    let mut turns = Vec::with_capacity(span.len());
+    for m in span {
+        if markers::is_summary_message(m) {
+            bodies.push(markers::strip_summary_prefix(&m.text()));
+            // A summary merged into a real message: that message's own words are a turn.
+            if let Some(own) = assemble::unwrap_summary(m) {
+                turns.push(own);
+            }
+        } else {
+            turns.push(m.clone());
+        }
+    }
+    let previous = (!bodies.is_empty()).then(|| bodies.join("\n\n"));
+    (previous, turns)
+}
+
+/// The ledger carried by the previous summary, updated with the span's tool calls; the active
+/// task is the latest real user request of the whole conversation (it stays verbatim in the
+/// tail, and the summary must not point anywhere else).
+fn build_ledger(previous: Option<&str>, turns: &[Message], all: &[Message]) -> TaskLedger {
+    let mut ledger = previous
+        .and_then(|p| p.find(sections::TASK_LEDGER).map(|i| &p[i..]))
+        .and_then(TaskLedger::parse)
+        .unwrap_or_default();
+    ledger.observe(turns);
+    if let Some(i) = boundary::last_actionable_user(all, 0) {
+        let task: String = all[i].text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
+        if !task.trim().is_empty() {
+            ledger.active_task = Some(task);
+        }
+    }
+    redact_ledger(&mut ledger);
+    ledger
+}
+
+/// The ledger is rendered into the summary verbatim and the gate restores it exactly, so it
+/// must be redacted itself: a command line or an error excerpt can carry a token.
+fn redact_ledger(ledger: &mut TaskLedger) {
+    let clean = |s: &mut String| {
+        if let std::borrow::Cow::Owned(r) = redact(s) {
+            *s = r;
+        }
+    };
+    ledger.active_task.iter_mut().for_each(clean);
+    ledger.files_read.iter_mut().for_each(clean);
+    ledger.files_modified.iter_mut().for_each(clean);
+    ledger.open_asks.iter_mut().for_each(clean);
+    for c in &mut ledger.commands {
+        clean(&mut c.command);
+    }
+    if let Some(f) = ledger.last_failure.as_mut() {
+        clean(&mut f.command);
+        clean(&mut f.error);
+    }
+}
+
+struct SummaryRequest<'a> {
+    turns: &'a [Message],
+    previous: Option<&'a str>,
+    focus: Option<&'a str>,
+    ledger: &'a TaskLedger,
+    span_tokens: u64,
+}
+
+struct Chosen {
+    body: String,
+    by: String,
+    fallback_used: bool,
+    escalations: Vec<String>,
+    primary_failure: Option<FailureKind>,
+    primary_succeeded: bool,
+}
+
+/// The escalation ladder: configured summarizer → the same, asked for half the size (when it
+/// ran over) → extractive → truncated extractive. Every rung's failure is recorded in words.
+async fn choose_summary(ctx: &PassContext<'_>, req: &SummaryRequest<'_>, budget: u64) -> Chosen {
+    let mut escalations = Vec::new();
+    let mut primary_failure = None;
+    let extractive = ExtractiveSummarizer;
+    let primary_is_extractive = ctx.summarizer.name() == extractive.name();
+    if ctx.use_primary && !primary_is_extractive {
+        for (attempt, target) in [budget, (budget / 2).max(1)].into_iter().enumerate() {
+            match summarize_once(ctx.summarizer, req, target, ctx.timeout).await {
+                Ok(body) => match oversize(&body, budget, req.span_tokens) {
+                    None => {
+                        return Chosen {
+                            body,
+                            by: ctx.summarizer.name(),
+                            fallback_used: false,
+                            escalations,
+                            primary_failure: None,
+                            primary_succeeded: true,
+                        };
+                    }
+                    Some(why) => escalations.push(format!(
+                        "{} returned {why}{}",
+                        ctx.summarizer.name(),
+                        if attempt == 0 {
+                            "; asked again for half the size"
+                        } else {
+                            ""
+                        }
+                    )),
+                },
+                Err(e) => {
+                    primary_failure = Some(match e {
+                        SummaryError::Timeout { .. } => FailureKind::Timeout,
+                        _ => FailureKind::Other,
+                    });
+                    escalations.push(e.to_string());
+                    break;
+                }
+            }
+        }
+    } else if !ctx.use_primary && !primary_is_extractive {
+        escalations.push(format!(
+            "{} is cooling down after a failure; used the extractive summary",
+            ctx.summarizer.name()
+        ));
+    }
+    let fallback_used = !primary_is_extractive;
+    let body = match summarize_once(&extractive, req, budget, ctx.timeout).await {
+        Ok(body) => body,
+        Err(e) => {
+            escalations.push(e.to_string());
+            req.ledger.render()
+        }
+    };
+    let by = if let Some(why) = oversize(&body, budget, req.span_tokens) {
+        escalations.push(format!("extractive summary {why}; truncated to the budget"));
+        "extractive (truncated)".to_string()
+    } else {
+        extractive.name()
+    };
+    Chosen {
+        body,
+        by,
+        fallback_used,
+        escalations,
+        primary_failure,
+        primary_succeeded: false,
+    }
+}
+
+async fn summarize_once(
+    summarizer: &dyn Summarizer,
+    req: &SummaryRequest<'_>,
+    budget: u64,
+    timeout: Duration,
+) -> Result<String, SummaryError> {
+    let prompt = if summarizer.needs_prompt() {
+        let serialized = serialize_turns(req.turns);
+        let bounded = crate::summary::prompt::bound_input(&serialized, SUMMARY_INPUT_MAX_CHARS);
+        let ledger_block = req.ledger.render();
+        build_prompt(&PromptInput {
+            serialized_turns: &bounded,
+            previous_summary: req.previous,
+            focus_topic: req.focus,
+            budget_tokens: budget as usize,
+            ledger_block: &ledger_block,
+            has_user_turns: req.turns.iter().any(|m| m.role == Role::User),
+        })
+    } else {
+        String::new()
+    };
+    let input = SummaryInput {
+        turns: req.turns,
+        previous_summary: req.previous,
+        focus_topic: req.focus,
+        budget_tokens: budget as usize,
+        ledger: req.ledger,
+        prompt: &prompt,
+    };
+    let name = summarizer.name();
+    match tokio::time::timeout(timeout, summarizer.summarize(input)).await {
+        Ok(Ok(body)) if body.trim().is_empty() => Err(SummaryError::Empty { summarizer: name }),
+        Ok(Ok(body)) => Ok(body.trim().to_string()),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(SummaryError::Timeout {
+            summarizer: name,
+            seconds: timeout.as_secs(),
+        }),
+    }
+}
+
+/// Why `body` cannot be installed as is: over budget (with slack), or not smaller than the span.
+fn oversize(body: &str, budget: u64, span_tokens: u64) -> Option<String> {
+    let t = text_tokens(body);
+    if t as f64 > budget as f64 * BUDGET_SLACK {
+        Some(format!("~{t} tokens, over its budget of {budget}"))
+    } else if t >= span_tokens {
+        Some(format!(
+            "~{t} tokens, not smaller than the {span_tokens} tokens it replaces"
+        ))
+    } else {
+        None
+    }
+}
+
+/// Deterministic last rung: cut the summary's prose (head and tail kept, cut stated) so the
+/// whole body fits `budget`; the ledger block is kept whole because its facts must survive.
+fn fit_to_budget(body: &str, budget: u64) -> String {
+    if text_tokens(body) as f64 <= budget as f64 * BUDGET_SLACK {
+        return body.to_string();
+    }
+    let (prose, ledger) = match body.find(sections::TASK_LEDGER) {
+        Some(i) => (&body[..i], &body[i..]),
+        None => (body, ""),
+    };
+    let room_tokens = (budget as f64 * BUDGET_SLACK) as u64;
+    let room = room_tokens.saturating_sub(text_tokens(ledger)).max(64) as usize * 4;
+    let cut = truncate_head_tail(prose, room);
+    format!("{}\n\n{}", cut.text.trim_end(), ledger)
+        .trim()
+        .to_string()
+}

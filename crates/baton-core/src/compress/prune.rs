@@ -1,0 +1,710 @@
+//! Phase 1 of compaction: shrink old tool output without calling a model.
+//!
+//! Tool results are most of a coding agent's context and lose value fastest: a file read forty
+//! turns ago has usually been edited since. Four passes, cheapest information loss first:
+//!
+//! 1. **Dedup** (whole conversation, tail included): identical results keep only their newest
+//!    copy; older copies become a marker. Lossless, since the newest copy is still there.
+//! 2. **Stubs** (before the prune boundary): each large result becomes a one-line stub saying
+//!    what the call did ([`summarize_tool_result`]); images become a text marker.
+//! 3. **Argument truncation** (before the boundary): long string leaves inside tool-call
+//!    arguments are cut, and the arguments stay valid JSON, because strict providers reject a
+//!    request whose arguments do not parse, and the session then fails on every turn.
+//! 4. **Pressure demotion** (token mode only): when the protected tail alone is far over its
+//!    budget, tail results are stubbed too, oldest first, the newest result last of all.
+//!
+//! Pruning changes content only: message count, order, roles and ids are untouched, so it can
+//! never orphan a tool result. Pruning its own output again changes nothing.
+
+pub use super::stubs::{ARGS_TRUNCATION_MARKER, summarize_tool_result, truncate_tool_call_args};
+
+use super::stubs::looks_like_stub;
+use crate::message::{Content, ContentPart, Message, Role, ToolCall};
+use crate::tokens::TokenCounter;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// Replaces an older copy of a result that appears again later, word for word.
+pub const DUPLICATE_MARKER: &str = "[Duplicate tool output — same content as a more recent call]";
+/// Replaces an image part of an old tool result.
+pub const SCREENSHOT_MARKER: &str = "[screenshot removed to save context]";
+/// Written by older versions of the reference design; never written here, but a result that
+/// already reads this is left alone.
+pub const LEGACY_CLEARED_MARKER: &str = "[Old tool output cleared to save context space]";
+
+/// Results shorter than this are never deduplicated: the marker would save almost nothing.
+const DEDUP_MIN_CHARS: usize = 200;
+/// In token mode the message-count floor of the tail is capped here, so a large
+/// `protect_tail_count` cannot protect twenty huge messages against a small token budget.
+const TAIL_FLOOR_CAP: usize = 8;
+/// Pressure demotion spares the most recent messages (the exchange in progress) until nothing
+/// older is left to demote.
+const PRESSURE_KEEP_RECENT: usize = 3;
+
+/// How much of the conversation is protected and what counts as worth pruning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PruneConfig {
+    /// Messages at the end that are never stubbed (`protect_last_n`). In token mode this is a
+    /// floor, capped at 8.
+    pub protect_tail_count: usize,
+    /// Token budget of the protected tail; 0 selects count mode.
+    pub protect_tail_tokens: usize,
+    /// Results of at most this many characters are left as they are.
+    pub min_prune_chars: usize,
+    /// Tool-call arguments longer than this (in characters) are truncated outside the tail.
+    pub max_args_chars: usize,
+    /// String leaves of truncated arguments keep this many characters.
+    pub args_leaf_max_chars: usize,
+}
+
+impl Default for PruneConfig {
+    fn default() -> Self {
+        PruneConfig {
+            protect_tail_count: 20,
+            protect_tail_tokens: 0,
+            min_prune_chars: 200,
+            max_args_chars: 500,
+            args_leaf_max_chars: 200,
+        }
+    }
+}
+
+/// The pruned conversation and what changed. Each counter counts messages, and each message is
+/// counted at most once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PruneOutcome {
+    pub messages: Vec<Message>,
+    /// Older copies of repeated results replaced by [`DUPLICATE_MARKER`].
+    pub deduplicated: usize,
+    /// Results replaced by a one-line stub.
+    pub stubbed: usize,
+    /// Assistant messages whose tool-call arguments were cut.
+    pub args_truncated: usize,
+    /// Results whose images were replaced by [`SCREENSHOT_MARKER`] (and nothing else).
+    pub media_removed: usize,
+}
+
+impl PruneOutcome {
+    /// Messages whose content changed.
+    pub fn pruned(&self) -> usize {
+        self.deduplicated + self.stubbed + self.args_truncated + self.media_removed
+    }
+}
+
+/// Runs the four pruning passes over a copy of `messages`; the input is never modified.
+pub fn prune_old_tool_results(
+    messages: &[Message],
+    config: &PruneConfig,
+    counter: &dyn TokenCounter,
+) -> PruneOutcome {
+    let mut outcome = PruneOutcome {
+        messages: messages.to_vec(),
+        ..PruneOutcome::default()
+    };
+    let calls = resolve_calls(messages);
+    let pruner = Pruner {
+        originals: messages,
+        calls: &calls,
+        config,
+        counter,
+    };
+    outcome.deduplicated = deduplicate_results(&mut outcome.messages);
+    let boundary = prune_boundary(&outcome.messages, config, counter);
+    for index in 0..boundary {
+        pruner.demote(&mut outcome, index);
+    }
+    if config.protect_tail_tokens > 0 {
+        pruner.relieve_tail_pressure(&mut outcome, boundary);
+    }
+    outcome
+}
+
+/// Where a tool result's call is: `(assistant message index, index in its tool_calls)`.
+type CallRef = (usize, usize);
+
+/// Maps each tool message to the call it answers, by position: the nearest preceding assistant
+/// message holding that id. A global id map would be wrong, because real transcripts (tau-bench)
+/// reuse one id for different calls. When one assistant message repeats an id, its results are
+/// matched to those calls in order.
+fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
+    let mut resolved = vec![None; messages.len()];
+    // id → (calls with that id in the latest assistant message holding it, results matched so far)
+    let mut latest: HashMap<&str, (Vec<CallRef>, usize)> = HashMap::new();
+    for (index, message) in messages.iter().enumerate() {
+        match message.role {
+            Role::Assistant if message.has_tool_calls() => {
+                let mut fresh: HashMap<&str, Vec<CallRef>> = HashMap::new();
+                for (position, call) in message.calls().iter().enumerate() {
+                    fresh
+                        .entry(call.id.as_str())
+                        .or_default()
+                        .push((index, position));
+                }
+                for (id, refs) in fresh {
+                    latest.insert(id, (refs, 0));
+                }
+            }
+            Role::Tool => {
+                let Some(id) = message.tool_call_id.as_deref() else {
+                    continue;
+                };
+                if let Some((refs, matched)) = latest.get_mut(id) {
+                    let pick = (*matched).min(refs.len().saturating_sub(1));
+                    resolved[index] = refs.get(pick).copied();
+                    *matched += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    resolved
+}
+
+/// Pass 1: older copies of identical large results become [`DUPLICATE_MARKER`]. Returns how
+/// many were replaced.
+fn deduplicate_results(messages: &mut [Message]) -> usize {
+    // Digest → indices of the newest copies seen with that digest (content compared too, so a
+    // digest collision can never merge different results).
+    let mut newest: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
+    let mut replaced = 0;
+    for index in (0..messages.len()).rev() {
+        let Some(text) = dedup_candidate(&messages[index]) else {
+            continue;
+        };
+        let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        let copies = newest.entry(digest).or_default();
+        let repeated = copies
+            .iter()
+            .any(|&kept| dedup_candidate(&messages[kept]).as_deref() == Some(text.as_str()));
+        if repeated {
+            messages[index].content = Some(Content::Text(DUPLICATE_MARKER.to_string()));
+            replaced += 1;
+        } else {
+            copies.push(index);
+        }
+    }
+    replaced
+}
+
+/// The text of a tool result that is eligible for dedup: plain text (or text-only parts), large
+/// enough, and not already a marker or stub.
+fn dedup_candidate(message: &Message) -> Option<String> {
+    if message.role != Role::Tool {
+        return None;
+    }
+    let text = match message.content.as_ref()? {
+        Content::Text(s) => s.clone(),
+        Content::Parts(parts) if !parts.is_empty() && parts.iter().all(is_text_part) => {
+            Content::Parts(parts.clone()).text()
+        }
+        _ => return None,
+    };
+    let eligible = text.chars().count() >= DEDUP_MIN_CHARS && !is_already_pruned(&text);
+    eligible.then_some(text)
+}
+
+fn is_text_part(part: &ContentPart) -> bool {
+    part.type_name() == "text" && part.text_value().is_some()
+}
+
+/// Markers and stubs are the output of pruning; touching them again would break idempotence.
+fn is_already_pruned(text: &str) -> bool {
+    text.starts_with("[Duplicate tool output")
+        || text.starts_with("[screenshot removed")
+        || text == LEGACY_CLEARED_MARKER
+        || looks_like_stub(text)
+}
+
+/// Index of the first message of the protected tail.
+///
+/// Count mode keeps the last `protect_tail_count` messages. Token mode keeps the longest suffix
+/// that fits `protect_tail_tokens`, but never fewer than `min(protect_tail_count, 8)` messages.
+fn prune_boundary(messages: &[Message], config: &PruneConfig, counter: &dyn TokenCounter) -> usize {
+    let len = messages.len();
+    if config.protect_tail_tokens == 0 {
+        return len.saturating_sub(config.protect_tail_count);
+    }
+    let floor = config.protect_tail_count.min(len).min(TAIL_FLOOR_CAP);
+    let mut spent = 0usize;
+    let mut boundary = len;
+    for (index, message) in messages.iter().enumerate().rev() {
+        let tokens = counter.count_message(message);
+        let floor_met = len - boundary >= floor;
+        if floor_met && spent.saturating_add(tokens) > config.protect_tail_tokens {
+            break;
+        }
+        spent = spent.saturating_add(tokens);
+        boundary = index;
+    }
+    boundary
+}
+
+/// What demoting one message did.
+enum Demotion {
+    Stubbed,
+    MediaRemoved,
+    ArgsTruncated,
+}
+
+/// The read-only context the demotion passes share.
+struct Pruner<'a> {
+    /// The input, where call names and arguments are read (never the partly pruned copy).
+    originals: &'a [Message],
+    calls: &'a [Option<CallRef>],
+    config: &'a PruneConfig,
+    counter: &'a dyn TokenCounter,
+}
+
+impl Pruner<'_> {
+    /// Stubs a tool result or truncates an assistant's arguments, recording what happened.
+    /// Returns whether the message changed.
+    fn demote(&self, outcome: &mut PruneOutcome, index: usize) -> bool {
+        let Some(message) = outcome.messages.get_mut(index) else {
+            return false;
+        };
+        let demotion = match message.role {
+            Role::Tool => self.demote_tool_result(message, index),
+            Role::Assistant => self.truncate_arguments(message),
+            _ => None,
+        };
+        match demotion {
+            Some(Demotion::Stubbed) => outcome.stubbed += 1,
+            Some(Demotion::MediaRemoved) => outcome.media_removed += 1,
+            Some(Demotion::ArgsTruncated) => outcome.args_truncated += 1,
+            None => return false,
+        }
+        true
+    }
+
+    fn call_of(&self, index: usize) -> Option<&ToolCall> {
+        let (message, position) = (*self.calls.get(index)?)?;
+        self.originals.get(message)?.calls().get(position)
+    }
+
+    /// Large text becomes a stub; otherwise images become [`SCREENSHOT_MARKER`].
+    fn demote_tool_result(&self, message: &mut Message, index: usize) -> Option<Demotion> {
+        let call = self.call_of(index);
+        let name = call
+            .map(|c| c.function.name.as_str())
+            .or(message.name.as_deref())
+            .unwrap_or("");
+        let arguments = call.map_or("", |c| c.function.arguments.as_str());
+        let (text, has_images) = match message.content.as_ref()? {
+            Content::Text(s) => (s.clone(), false),
+            Content::Parts(parts) => (substantive_text(parts), parts.iter().any(|p| p.is_image())),
+            Content::Null => return None,
+        };
+        if let Some(stub) = self.stub_for(name, arguments, &text) {
+            message.content = Some(Content::Text(stub));
+            return Some(Demotion::Stubbed);
+        }
+        if has_images {
+            let Some(Content::Parts(parts)) = message.content.as_mut() else {
+                return None;
+            };
+            for part in parts.iter_mut().filter(|p| p.is_image()) {
+                *part = ContentPart::text(SCREENSHOT_MARKER);
+            }
+            return Some(Demotion::MediaRemoved);
+        }
+        None
+    }
+
+    /// The stub for a result worth stubbing: large, not already pruned, and bigger than its
+    /// stub would be, in characters and in tokens (a stub quoting a CJK path can cost more
+    /// tokens than a short ASCII result).
+    fn stub_for(&self, name: &str, arguments: &str, text: &str) -> Option<String> {
+        let chars = text.chars().count();
+        if chars <= self.config.min_prune_chars || is_already_pruned(text) {
+            return None;
+        }
+        let stub = summarize_tool_result(name, arguments, text);
+        let smaller = stub.chars().count() < chars
+            && self.counter.count_text(&stub) < self.counter.count_text(text);
+        smaller.then_some(stub)
+    }
+
+    fn truncate_arguments(&self, message: &mut Message) -> Option<Demotion> {
+        let calls = message.tool_calls.as_mut()?;
+        let mut changed = false;
+        for call in calls.iter_mut() {
+            if call.function.arguments.chars().count() <= self.config.max_args_chars {
+                continue;
+            }
+            let cut =
+                truncate_tool_call_args(&call.function.arguments, self.config.args_leaf_max_chars);
+            if let Some(cut) = cut {
+                call.function.arguments = cut;
+                changed = true;
+            }
+        }
+        changed.then_some(Demotion::ArgsTruncated)
+    }
+
+    /// Pass 4: when the protected tail costs more than 1.5× its budget (one huge file read can
+    /// do that on its own), demote tail messages oldest first until it fits.
+    fn relieve_tail_pressure(&self, outcome: &mut PruneOutcome, boundary: usize) {
+        let counter = self.counter;
+        let soft_limit = self.config.protect_tail_tokens.saturating_mul(3) / 2;
+        let tail = outcome.messages.get(boundary..).unwrap_or_default();
+        let mut tail_tokens: usize = tail.iter().map(|m| counter.count_message(m)).sum();
+        if tail_tokens <= soft_limit {
+            return;
+        }
+        for index in pressure_order(&outcome.messages, boundary) {
+            if tail_tokens <= soft_limit {
+                break;
+            }
+            let before = counter.count_message(&outcome.messages[index]);
+            if self.demote(outcome, index) {
+                let after = counter.count_message(&outcome.messages[index]);
+                tail_tokens = tail_tokens.saturating_sub(before).saturating_add(after);
+            }
+        }
+    }
+}
+
+/// Text of a result's parts, leaving out screenshot markers so a result whose images were
+/// already replaced is judged by its own text.
+fn substantive_text(parts: &[ContentPart]) -> String {
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(ContentPart::text_value)
+        .filter(|t| *t != SCREENSHOT_MARKER)
+        .collect();
+    texts.join("\n")
+}
+
+/// Tail indices in the order pressure demotion may touch them: older messages first, then the
+/// most recent few, and the newest tool result only as a last resort (the model is most likely
+/// still working from it).
+fn pressure_order(messages: &[Message], boundary: usize) -> Vec<usize> {
+    let len = messages.len();
+    let recent_start = len.saturating_sub(PRESSURE_KEEP_RECENT).max(boundary);
+    let newest_result = (boundary..len)
+        .rev()
+        .find(|&i| messages[i].role == Role::Tool);
+    let demotable = |i: &usize| {
+        Some(*i) != newest_result && matches!(messages[*i].role, Role::Tool | Role::Assistant)
+    };
+    let mut order: Vec<usize> = (boundary..recent_start).filter(demotable).collect();
+    order.extend((recent_start..len).filter(demotable));
+    order.extend(newest_result);
+    order
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tokens::RoughCounter;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    fn call(id: &str, name: &str, args: &str) -> Message {
+        Message::assistant_tool_calls(vec![ToolCall::function(id, name, args)])
+    }
+
+    fn lines(n: usize, word: &str) -> String {
+        let all: Vec<String> = (0..n).map(|i| format!("{word} line {i}")).collect();
+        all.join("\n")
+    }
+
+    /// system, user, `turns` × (Bash call, 40-line result), user.
+    fn session(turns: usize) -> Vec<Message> {
+        let mut messages = vec![Message::system("sys"), Message::user("fix the build")];
+        for t in 0..turns {
+            let id = format!("call_{t}");
+            messages.push(call(&id, "Bash", &format!(r#"{{"command":"step {t}"}}"#)));
+            messages.push(Message::tool(id, lines(40, &format!("output{t}"))));
+        }
+        messages.push(Message::user("thanks"));
+        messages
+    }
+
+    fn count_mode(tail: usize) -> PruneConfig {
+        PruneConfig {
+            protect_tail_count: tail,
+            ..PruneConfig::default()
+        }
+    }
+
+    fn token_mode(tail: usize, budget: usize) -> PruneConfig {
+        PruneConfig {
+            protect_tail_tokens: budget,
+            ..count_mode(tail)
+        }
+    }
+
+    fn prune(messages: &[Message], config: &PruneConfig) -> PruneOutcome {
+        prune_old_tool_results(messages, config, &RoughCounter)
+    }
+
+    fn tokens(messages: &[Message]) -> usize {
+        messages.iter().map(|m| RoughCounter.count_message(m)).sum()
+    }
+
+    #[test]
+    fn dedup_keeps_the_newest_copy_even_inside_the_tail() {
+        let big = lines(30, "same");
+        let mut messages = vec![Message::user("go")];
+        for id in ["a", "b", "c"] {
+            messages.push(call(id, "Read", r#"{"file_path":"x.rs"}"#));
+            messages.push(Message::tool(id, big.clone()));
+        }
+        // Identical but short results are left alone: a marker would save nothing.
+        messages.extend([Message::tool("c", "a.rs"), Message::tool("c", "a.rs")]);
+        let out = prune(&messages, &count_mode(100));
+        assert_eq!((out.deduplicated, out.pruned()), (2, 2));
+        assert_eq!(out.messages[2].text(), DUPLICATE_MARKER);
+        assert_eq!(out.messages[4].text(), DUPLICATE_MARKER);
+        assert_eq!(out.messages[6].text(), big);
+    }
+
+    #[test]
+    fn old_large_results_become_stubs_and_the_tail_is_untouched() {
+        let messages = session(6);
+        let out = prune(&messages, &count_mode(5));
+        let boundary = messages.len() - 5;
+        assert_eq!(out.stubbed, 4);
+        let stub = out.messages[3].text();
+        assert_eq!(stub, "[Bash] ran `step 0` -> 40 lines output");
+        assert_eq!(&out.messages[boundary..], &messages[boundary..]);
+        assert_eq!(out.messages.len(), messages.len());
+        for (a, b) in out.messages.iter().zip(&messages) {
+            assert_eq!((a.role, &a.tool_call_id), (b.role, &b.tool_call_id));
+        }
+    }
+
+    #[test]
+    fn pruning_twice_changes_nothing_more() {
+        let mut messages = session(8);
+        messages.insert(3, Message::tool("call_0", lines(40, "output1")));
+        let big_args = format!(r#"{{"file_path":"a.md","content":"{}"}}"#, "w".repeat(900));
+        messages.insert(2, call("w", "Write", &big_args));
+        for config in [count_mode(4), token_mode(20, 300)] {
+            let once = prune(&messages, &config);
+            assert!(once.pruned() > 0);
+            let twice = prune(&once.messages, &config);
+            assert_eq!(twice.pruned(), 0, "{twice:?}");
+            assert_eq!(twice.messages, once.messages);
+        }
+    }
+
+    #[test]
+    fn the_input_is_never_modified() {
+        let messages = session(5);
+        let copy = messages.clone();
+        assert!(prune(&messages, &count_mode(2)).pruned() > 0);
+        assert_eq!(messages, copy);
+    }
+
+    #[test]
+    fn large_arguments_outside_the_tail_stay_valid_json() {
+        let content = "日本".repeat(400);
+        let args = format!(r#"{{"file_path":"big.txt","content":"{content}","n":7}}"#);
+        let mut messages = vec![call("w", "Write", &args), Message::tool("w", "ok")];
+        messages.extend(session(2));
+        let out = prune(&messages, &count_mode(3));
+        assert_eq!(out.args_truncated, 1);
+        let cut = &out.messages[0].calls()[0].function.arguments;
+        let parsed: Value = serde_json::from_str(cut).unwrap();
+        assert_eq!(parsed["n"], 7);
+        let leaf = parsed["content"].as_str().unwrap();
+        assert_eq!(
+            leaf,
+            format!("{}{ARGS_TRUNCATION_MARKER}", "日本".repeat(100))
+        );
+    }
+
+    #[test]
+    fn argument_truncation_recurses_and_leaves_non_json_alone() {
+        let raw = format!("*** Begin Patch\n{}", "+x\n".repeat(400));
+        assert_eq!(truncate_tool_call_args(&raw, 200), None);
+        let bare_string = format!("\"{}\"", "s".repeat(900));
+        assert_eq!(truncate_tool_call_args(&bare_string, 200), None);
+        assert_eq!(truncate_tool_call_args(r#"{"a":"short"}"#, 200), None);
+        let messages = vec![call("p", "apply_patch", &raw), Message::tool("p", "ok")];
+        let out = prune(&messages, &count_mode(0));
+        assert_eq!(out.messages[0].calls()[0].function.arguments, raw);
+
+        let args = format!(
+            r#"{{"edits":[{{"old":"{}","new":"short"}}],"n":1.5}}"#,
+            "o".repeat(300)
+        );
+        let once = truncate_tool_call_args(&args, 10).unwrap();
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(
+            v["edits"][0]["old"],
+            format!("oooooooooo{ARGS_TRUNCATION_MARKER}")
+        );
+        assert_eq!(
+            (&v["edits"][0]["new"], &v["n"]),
+            (&Value::from("short"), &Value::from(1.5))
+        );
+        assert_eq!(truncate_tool_call_args(&once, 10), None);
+    }
+
+    #[test]
+    fn reused_tool_call_ids_map_to_the_nearest_preceding_call() {
+        let messages = vec![
+            call("call_1", "get_user_details", r#"{"user_id":"mia_li_3668"}"#),
+            Message::tool("call_1", "u".repeat(400)),
+            call(
+                "call_1",
+                "search_direct_flight",
+                r#"{"origin":"JFK","dest":"SEA"}"#,
+            ),
+            Message::tool("call_1", "f".repeat(400)),
+            Message::user("ok"),
+        ];
+        let out = prune(&messages, &count_mode(1));
+        let (first, second) = (out.messages[1].text(), out.messages[3].text());
+        assert!(
+            first.starts_with("[get_user_details] user_id=mia_li_3668 "),
+            "{first}"
+        );
+        assert!(
+            second.starts_with("[search_direct_flight] origin=JFK dest=SEA "),
+            "{second}"
+        );
+    }
+
+    #[test]
+    fn images_in_old_results_are_replaced_with_a_marker() {
+        let mut shot = Message::tool("s", "");
+        shot.content = Some(Content::Parts(vec![
+            ContentPart::text("page loaded"),
+            ContentPart::image_url("data:image/png;base64,AAAA"),
+        ]));
+        let messages = vec![
+            call("s", "browser_snapshot", "{}"),
+            shot,
+            Message::user("u"),
+        ];
+        let out = prune(&messages, &count_mode(1));
+        assert_eq!(out.media_removed, 1);
+        let Some(Content::Parts(parts)) = &out.messages[1].content else {
+            panic!("parts expected")
+        };
+        assert_eq!(parts[1].text_value(), Some(SCREENSHOT_MARKER));
+        assert_eq!(prune(&out.messages, &count_mode(1)).pruned(), 0);
+    }
+
+    #[test]
+    fn token_mode_caps_the_message_floor_at_eight() {
+        let messages = session(10);
+        let tight = token_mode(20, 1);
+        assert_eq!(
+            prune_boundary(&messages, &tight, &RoughCounter),
+            messages.len() - 8
+        );
+        let roomy = token_mode(20, 1_000_000);
+        assert_eq!(prune_boundary(&messages, &roomy, &RoughCounter), 0);
+    }
+
+    #[test]
+    fn pressure_demotion_spares_the_newest_result_when_it_can() {
+        let mut messages = session(4);
+        let last = messages.len() - 2;
+        messages[last] = Message::tool("call_3", lines(20, "newest"));
+        let config = token_mode(20, 150);
+        let out = prune(&messages, &config);
+        assert_eq!(out.messages[last], messages[last]);
+        let boundary = prune_boundary(&out.messages, &config, &RoughCounter);
+        assert!(tokens(&out.messages[boundary..]) <= 225);
+        assert!(out.stubbed >= 3);
+    }
+
+    #[test]
+    fn pressure_demotion_takes_the_newest_result_as_a_last_resort() {
+        let messages = vec![
+            Message::user("read it"),
+            call("r", "Read", r#"{"file_path":"huge.rs"}"#),
+            Message::tool("r", lines(2000, "huge")),
+        ];
+        let out = prune(&messages, &token_mode(20, 100));
+        assert_eq!(out.stubbed, 1);
+        let stub = out.messages[2].text();
+        assert!(
+            stub.starts_with("[Read] read huge.rs lines 1-2000 ("),
+            "{stub}"
+        );
+    }
+
+    #[test]
+    fn real_claude_code_sessions_shrink_without_losing_messages() {
+        let name = "shared/data/normalized/spotter-claude-code.jsonl";
+        let candidates = [
+            format!("{}/../../../{name}", env!("CARGO_MANIFEST_DIR")),
+            format!("/work/{name}"),
+        ];
+        let Some(text) = candidates
+            .iter()
+            .find_map(|p| std::fs::read_to_string(p).ok())
+        else {
+            eprintln!("note: spotter-claude-code.jsonl not found; skipping the real-data test");
+            return;
+        };
+        let config = token_mode(20, 8_000);
+        let (mut before, mut after, mut stubbed) = (0, 0, 0);
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let record: Value = serde_json::from_str(line).unwrap();
+            let values = record["messages"].as_array().unwrap().iter().cloned();
+            let messages: Vec<Message> = values
+                .enumerate()
+                .map(|(i, v)| Message::from_value(v, i).unwrap())
+                .collect();
+            let out = prune(&messages, &config);
+            assert_eq!(out.messages.len(), messages.len());
+            for (new, old) in out.messages.iter().zip(&messages) {
+                assert_eq!((new.role, &new.tool_call_id), (old.role, &old.tool_call_id));
+                if new != old && new.role == Role::Tool && looks_like_stub(&new.text()) {
+                    assert!(new.text().chars().count() < old.text().chars().count());
+                }
+            }
+            assert_eq!(prune(&out.messages, &config).pruned(), 0);
+            stubbed += out.stubbed;
+            before += tokens(&messages);
+            after += tokens(&out.messages);
+        }
+        assert!(stubbed > 0 && after < before, "{before} -> {after}");
+    }
+
+    fn arb_conversation() -> impl Strategy<Value = Vec<Message>> {
+        let step = (0usize..4, 0usize..3, 0usize..600, "[a-z日本 \\n]{0,12}");
+        prop::collection::vec(step, 0..24).prop_map(|steps| {
+            let build = |(i, (kind, id, size, word)): (usize, (usize, usize, usize, String))| {
+                let id = format!("id{id}");
+                match kind {
+                    0 => Message::user(word.repeat(size / 8 + 1)),
+                    1 => call(
+                        &id,
+                        "Bash",
+                        &format!(r#"{{"command":"{}"}}"#, "c".repeat(size)),
+                    ),
+                    2 => Message::tool(id, word.repeat(size / 4)),
+                    _ => Message::tool(id, format!("{i}{}", "r".repeat(size))),
+                }
+            };
+            steps.into_iter().enumerate().map(build).collect()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn pruning_preserves_shape_and_is_idempotent(
+            messages in arb_conversation(),
+            tail in 0usize..10,
+            budget in prop::sample::select(vec![0usize, 50, 400]),
+        ) {
+            let config = token_mode(tail, budget);
+            let once = prune(&messages, &config);
+            prop_assert_eq!(once.messages.len(), messages.len());
+            prop_assert!(tokens(&once.messages) <= tokens(&messages));
+            let twice = prune(&once.messages, &config);
+            prop_assert_eq!(twice.pruned(), 0);
+            prop_assert_eq!(twice.messages, once.messages);
+        }
+    }
+}

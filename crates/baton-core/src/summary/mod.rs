@@ -1,0 +1,69 @@
+//! Summarizers: what turns a span of conversation into a handoff summary.
+//!
+//! Every summarizer fills the same structured sections ([`sections`]), so the compressor, the
+//! quality gate and the next compaction can rely on their headings whichever produced them. The
+//! trait is async because real summarizers wait on a process or a network; the futures are boxed
+//! so `dyn Summarizer` works without an async-trait macro.
+
+pub mod exec;
+pub mod extractive;
+pub mod gate;
+pub mod ledger;
+pub mod prompt;
+pub mod redact;
+pub mod sections;
+
+use crate::message::Message;
+use ledger::TaskLedger;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed, sendable future: what object-safe async methods return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Everything a summarizer may use. The compressor has already redacted `turns`,
+/// `previous_summary` and `focus_topic`, and rendered `prompt` from them.
+#[derive(Debug, Clone, Copy)]
+pub struct SummaryInput<'a> {
+    /// The span being compacted, in order.
+    pub turns: &'a [Message],
+    /// The body (without prefix) of the summary this compaction replaces, if any: the new
+    /// summary must carry its still-relevant content forward.
+    pub previous_summary: Option<&'a str>,
+    /// What the user asked this compaction to keep in full detail.
+    pub focus_topic: Option<&'a str>,
+    /// Target size of the summary body.
+    pub budget_tokens: usize,
+    /// Mechanically extracted task state; rendered into every summary verbatim.
+    pub ledger: &'a TaskLedger,
+    /// The full prompt for model-backed summarizers (exec, LLM).
+    pub prompt: &'a str,
+}
+
+/// Produces a summary body (no prefix, no end marker: the compressor adds those).
+pub trait Summarizer: Send + Sync {
+    /// Short name for reports and errors (`extractive`, `exec:ollama run …`).
+    fn name(&self) -> String;
+
+    fn summarize<'a>(
+        &'a self,
+        input: SummaryInput<'a>,
+    ) -> BoxFuture<'a, Result<String, SummaryError>>;
+
+    /// Whether this summarizer reads `SummaryInput::prompt`. Building the prompt serializes
+    /// the whole span; summarizers that work from the messages directly skip that cost.
+    fn needs_prompt(&self) -> bool {
+        true
+    }
+}
+
+/// Why a summarizer produced nothing usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SummaryError {
+    #[error("summarizer `{summarizer}` failed: {message}")]
+    Failed { summarizer: String, message: String },
+    #[error("summarizer `{summarizer}` timed out after {seconds} s")]
+    Timeout { summarizer: String, seconds: u64 },
+    #[error("summarizer `{summarizer}` returned an empty summary")]
+    Empty { summarizer: String },
+}
