@@ -146,15 +146,19 @@ impl Guard {
         if prompt_tokens == 0 {
             return;
         }
+        if self.verify_pending {
+            // The first real reading after a compaction is what it actually left; later
+            // readings of the same turn include new tool output and say nothing about it.
+            if let Some(t) = self.turn.as_mut() {
+                t.last_tokens_after = prompt_tokens;
+            }
+        }
         if prompt_tokens < threshold {
             self.ineffective_strikes = 0;
         } else if self.verify_pending {
             self.ineffective_strikes += 1;
         }
         self.verify_pending = false;
-        if let Some(t) = self.turn.as_mut() {
-            t.last_tokens_after = prompt_tokens;
-        }
     }
 
     /// A summarizer failed: start (or extend) the cooldown.
