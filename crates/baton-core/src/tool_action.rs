@@ -247,11 +247,34 @@ pub fn exit_code(result: &str) -> Option<i32> {
         .ok()
     });
     let re = PATTERNS.as_ref()?;
+    // Agents print the status at the start (Codex) or the end (everyone else) of the output;
+    // scanning only those windows keeps this O(1) for multi-megabyte results.
+    let (head, tail) = edges(result, 1_024, 4_096);
     // The last report wins: polling tools print several.
-    let caps = re.captures_iter(result).last()?;
+    let caps = re
+        .captures_iter(tail)
+        .last()
+        .or_else(|| re.captures_iter(head).last())?;
     (1..=5)
         .find_map(|i| caps.get(i))
         .and_then(|m| m.as_str().parse().ok())
+}
+
+/// The first `head` and last `tail` bytes of `text` (cut at char boundaries); the whole text
+/// for both when it is short.
+fn edges(text: &str, head: usize, tail: usize) -> (&str, &str) {
+    if text.len() <= head + tail {
+        return (text, text);
+    }
+    let mut h = head;
+    while !text.is_char_boundary(h) {
+        h -= 1;
+    }
+    let mut t = text.len() - tail;
+    while !text.is_char_boundary(t) {
+        t += 1;
+    }
+    (&text[..h], &text[t..])
 }
 
 /// Whether a tool result reads like a failure: a non-zero exit, or an error word near the start.

@@ -20,9 +20,11 @@ use crate::summary::ledger::TaskLedger;
 use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
 use crate::summary::redact::{redact, redact_message};
 use crate::summary::sections;
+use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
 use crate::tokens::{RoughCounter, TokenCounter};
 use crate::truncate::truncate_head_tail;
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 /// How much over budget a summary may run before it is rejected (summarizers estimate size
@@ -121,15 +123,23 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     if turns.is_empty() {
         return nothing_to_summarize(&ctx, messages, pruned_count, started);
     }
-    let ledger = build_ledger(previous.as_deref(), &turns, &messages);
-    let span_tokens = tokens_of(&turns);
+    let span_tokens: u64 = turns
+        .iter()
+        .map(|m| counter().count_message(m) as u64)
+        .sum();
     let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
-
-    let redacted: Vec<Message> = turns.iter().map(redact_message).collect();
+    // Summarizers and the ledger read bounded, redacted views: the start and end of each long
+    // result, with exact counts of what was cut (see `summary::view`).
+    let views: Vec<Message> = turns
+        .iter()
+        .map(|m| redact_message(&message_view(m, ViewLimits::EXTRACTIVE)))
+        .collect();
+    let ledger = build_ledger(previous.as_deref(), &views, &messages);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
     let request = SummaryRequest {
-        turns: &redacted,
+        turns: &turns,
+        views: &views,
         previous: previous_redacted.as_deref(),
         focus: focus.as_deref(),
         ledger: &ledger,
@@ -287,7 +297,8 @@ fn nothing_to_summarize(
 
 /// Separates earlier summaries in the span (their bodies joined, newest last) from the real
 /// turns. Iterative compaction updates the previous summary instead of summarizing a summary.
-fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Message>) {
+/// Turns are borrowed: the span can be tens of megabytes.
+fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Cow<'_, Message>>) {
     let mut bodies = Vec::new();
     let mut turns = Vec::with_capacity(span.len());
     for m in span {
@@ -295,10 +306,10 @@ fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Message>) 
             bodies.push(markers::strip_summary_prefix(&m.text()));
             // A summary merged into a real message: that message's own words are a turn.
             if let Some(own) = assemble::unwrap_summary(m) {
-                turns.push(own);
+                turns.push(Cow::Owned(own));
             }
         } else {
-            turns.push(m.clone());
+            turns.push(Cow::Borrowed(m));
         }
     }
     let previous = (!bodies.is_empty()).then(|| bodies.join("\n\n"));
@@ -346,7 +357,10 @@ fn redact_ledger(ledger: &mut TaskLedger) {
 }
 
 struct SummaryRequest<'a> {
-    turns: &'a [Message],
+    /// The span as stored (never handed to a summarizer before bounding and redaction).
+    turns: &'a [Cow<'a, Message>],
+    /// Small redacted views, for the extractive summarizer.
+    views: &'a [Message],
     previous: Option<&'a str>,
     focus: Option<&'a str>,
     ledger: &'a TaskLedger,
@@ -439,8 +453,21 @@ async fn summarize_once(
     budget: u64,
     timeout: Duration,
 ) -> Result<String, SummaryError> {
+    // Model-facing summarizers get larger views (what the prompt keeps of each message); the
+    // extractive one reads the small views.
+    let prompt_views: Vec<Message>;
+    let turns: &[Message] = if summarizer.needs_prompt() {
+        prompt_views = req
+            .turns
+            .iter()
+            .map(|m| redact_message(&message_view(m, ViewLimits::PROMPT)))
+            .collect();
+        &prompt_views
+    } else {
+        req.views
+    };
     let prompt = if summarizer.needs_prompt() {
-        let serialized = serialize_turns(req.turns);
+        let serialized = serialize_turns(turns);
         let bounded = crate::summary::prompt::bound_input(&serialized, SUMMARY_INPUT_MAX_CHARS);
         let ledger_block = req.ledger.render();
         build_prompt(&PromptInput {
@@ -449,13 +476,13 @@ async fn summarize_once(
             focus_topic: req.focus,
             budget_tokens: budget as usize,
             ledger_block: &ledger_block,
-            has_user_turns: req.turns.iter().any(|m| m.role == Role::User),
+            has_user_turns: turns.iter().any(|m| m.role == Role::User),
         })
     } else {
         String::new()
     };
     let input = SummaryInput {
-        turns: req.turns,
+        turns,
         previous_summary: req.previous,
         focus_topic: req.focus,
         budget_tokens: budget as usize,

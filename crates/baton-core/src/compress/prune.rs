@@ -21,7 +21,6 @@ pub use super::stubs::{ARGS_TRUNCATION_MARKER, summarize_tool_result, truncate_t
 use super::stubs::looks_like_stub;
 use crate::message::{Content, ContentPart, Message, Role, ToolCall};
 use crate::tokens::TokenCounter;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
 /// Replaces an older copy of a result that appears again later, word for word.
@@ -163,19 +162,20 @@ fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
 /// Pass 1: older copies of identical large results become [`DUPLICATE_MARKER`]. Returns how
 /// many were replaced.
 fn deduplicate_results(messages: &mut [Message]) -> usize {
-    // Digest → indices of the newest copies seen with that digest (content compared too, so a
-    // digest collision can never merge different results).
-    let mut newest: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
+    // Cheap key (length + the first and last 64 bytes) → indices of the newest copies with
+    // that key. Hashing every byte of every result cost more than the rest of a pass on long
+    // sessions; the key narrows candidates and a full comparison decides, so different results
+    // are never merged.
+    let mut newest: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
     let mut replaced = 0;
     for index in (0..messages.len()).rev() {
         let Some(text) = dedup_candidate(&messages[index]) else {
             continue;
         };
-        let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-        let copies = newest.entry(digest).or_default();
+        let copies = newest.entry(dedup_key(&text)).or_default();
         let repeated = copies
             .iter()
-            .any(|&kept| dedup_candidate(&messages[kept]).as_deref() == Some(text.as_str()));
+            .any(|&kept| dedup_candidate(&messages[kept]).as_deref() == Some(text.as_ref()));
         if repeated {
             messages[index].content = Some(Content::Text(DUPLICATE_MARKER.to_string()));
             replaced += 1;
@@ -186,21 +186,38 @@ fn deduplicate_results(messages: &mut [Message]) -> usize {
     replaced
 }
 
+fn dedup_key(text: &str) -> (usize, u64) {
+    use std::hash::{Hash, Hasher};
+    let bytes = text.as_bytes();
+    let edge = 64.min(bytes.len());
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes[..edge].hash(&mut h);
+    bytes[bytes.len() - edge..].hash(&mut h);
+    (bytes.len(), h.finish())
+}
+
 /// The text of a tool result that is eligible for dedup: plain text (or text-only parts), large
 /// enough, and not already a marker or stub.
-fn dedup_candidate(message: &Message) -> Option<String> {
+fn dedup_candidate(message: &Message) -> Option<std::borrow::Cow<'_, str>> {
     if message.role != Role::Tool {
         return None;
     }
     let text = match message.content.as_ref()? {
-        Content::Text(s) => s.clone(),
+        Content::Text(s) => std::borrow::Cow::Borrowed(s.as_str()),
         Content::Parts(parts) if !parts.is_empty() && parts.iter().all(is_text_part) => {
-            Content::Parts(parts.clone()).text()
+            std::borrow::Cow::Owned(Content::Parts(parts.clone()).text())
         }
         _ => return None,
     };
-    let eligible = text.chars().count() >= DEDUP_MIN_CHARS && !is_already_pruned(&text);
+    let eligible = at_least_chars(&text, DEDUP_MIN_CHARS) && !is_already_pruned(&text);
     eligible.then_some(text)
+}
+
+/// `text` has at least `n` characters, without counting them when the byte length decides
+/// (a character is 1 to 4 bytes).
+fn at_least_chars(text: &str, n: usize) -> bool {
+    let bytes = text.len();
+    bytes >= n.saturating_mul(4) || (bytes >= n && text.chars().count() >= n)
 }
 
 fn is_text_part(part: &ContentPart) -> bool {

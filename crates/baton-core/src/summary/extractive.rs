@@ -10,6 +10,7 @@
 use crate::message::{Message, Role};
 use crate::summary::ledger::{self, PairedCall, TaskLedger};
 use crate::summary::sections::{self, section_body};
+use crate::summary::view;
 use crate::summary::{BoxFuture, Summarizer, SummaryError, SummaryInput};
 use crate::tool_action::{self, ToolAction};
 use regex::Regex;
@@ -119,7 +120,10 @@ impl<'a> Span<'a> {
 
     /// The first assistant text after position `i`.
     fn reply_after(&self, i: usize) -> Option<String> {
-        let j = *self.replies.iter().find(|&&j| j > i)?;
+        // `replies` is in ascending order: binary search, not a scan per request.
+        let j = *self
+            .replies
+            .get(self.replies.partition_point(|&j| j <= i))?;
         Some(self.turns[j].text())
     }
 }
@@ -180,7 +184,7 @@ impl Call {
         let Some(text) = &self.result else {
             return "no result recorded".into();
         };
-        let lines = plural(text.lines().count(), "line");
+        let lines = plural(view::original_line_count(text), "line");
         match (&self.action, tool_action::exit_code(text)) {
             (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {lines} of output"),
             (ToolAction::Command { .. }, Some(code)) => {
@@ -192,7 +196,10 @@ impl Call {
             (ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. }, _) => {
                 "ok".into()
             }
-            _ => format!("{} of output", plural(text.chars().count(), "char")),
+            _ => format!(
+                "{} of output",
+                plural(view::original_char_count(text), "char")
+            ),
         }
     }
 }
@@ -589,24 +596,27 @@ fn in_progress(span: &Span<'_>) -> Vec<String> {
 /// Failures seen in the span (newest last), minus those a later identical call got past;
 /// falls back to the ledger's last failure when the span saw none.
 fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
-    let got_past = |label: &str, after: usize| {
-        span.calls[after..]
-            .iter()
-            .any(|c| c.result.is_some() && !c.failed() && c.label() == label)
-    };
+    // One backward pass: labels of calls that later succeeded, so each failure is checked in
+    // O(1) (a per-failure scan of the later calls was quadratic on long agent runs).
+    let labels: Vec<String> = span.calls.iter().map(Call::label).collect();
+    let mut succeeded_later: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut items: Vec<String> = Vec::new();
-    for (i, call) in span.calls.iter().enumerate().filter(|(_, c)| c.failed()) {
-        let label = call.label();
-        if !got_past(&label, i + 1) {
-            let error = error_line(call.result.as_deref().unwrap_or_default());
-            items.push(format!("{label} → {error}"));
+    for (call, label) in span.calls.iter().zip(&labels).rev() {
+        if call.failed() {
+            if !succeeded_later.contains(label.as_str()) {
+                let error = error_line(call.result.as_deref().unwrap_or_default());
+                items.push(format!("{label} → {error}"));
+            }
+        } else if call.result.is_some() {
+            succeeded_later.insert(label.as_str());
         }
     }
+    items.reverse();
     if items.is_empty()
         && let Some(f) = &ledger.last_failure
     {
         let label = format!("`{}`", one_line(&f.command, TARGET_MAX_CHARS));
-        if !got_past(&label, 0) {
+        if !succeeded_later.contains(label.as_str()) {
             items.push(format!(
                 "Last recorded failure: {label} → {}",
                 error_line(&f.error)

@@ -12,6 +12,7 @@ pub mod ledger;
 pub mod prompt;
 pub mod redact;
 pub mod sections;
+pub mod view;
 
 use crate::message::Message;
 use ledger::TaskLedger;

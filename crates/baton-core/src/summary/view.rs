@@ -1,0 +1,221 @@
+//! Bounded views of messages for summarizers.
+//!
+//! A summarizer reads the start and the end of a long tool result (the command's first error
+//! lines, its exit status) and nothing of the middle; the model-facing prompt truncates each
+//! message anyway. Cutting long content *before* redaction and summarization keeps a pass
+//! proportional to the number of messages rather than to megabytes of build logs, and the
+//! marker keeps the exact size of what was cut so counts stay true ("212 lines of output").
+//! Cuts fall on line boundaries where one is near, so a secret on a line is either wholly kept
+//! (and redacted) or wholly dropped, never half-kept.
+
+use crate::message::{Content, Message};
+use crate::truncate::group_digits;
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// How much of a long text a view keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewLimits {
+    /// Bytes kept from the start.
+    pub head_bytes: usize,
+    /// Bytes kept from the end.
+    pub tail_bytes: usize,
+}
+
+impl ViewLimits {
+    /// For summarizers that read the prompt: what the prompt serializer keeps anyway.
+    pub const PROMPT: ViewLimits = ViewLimits {
+        head_bytes: 4_000,
+        tail_bytes: 1_500,
+    };
+    /// For the extractive summarizer and the ledger: first error lines and the exit status.
+    pub const EXTRACTIVE: ViewLimits = ViewLimits {
+        head_bytes: 1_200,
+        tail_bytes: 800,
+    };
+}
+
+const MARKER_OPEN: &str = "[… view omitted ";
+const MARKER_LINES: &str = " lines, ";
+const MARKER_CLOSE: &str = " chars …]";
+/// A break near the cut is preferred when it is at most this far away.
+const SNAP_BYTES: usize = 200;
+
+/// `message` with every long text (content, text parts) cut to `limits`.
+pub fn message_view(message: &Message, limits: ViewLimits) -> Cow<'_, Message> {
+    let needs_cut = |s: &str| s.len() > limits.head_bytes + limits.tail_bytes + SNAP_BYTES;
+    let long = match &message.content {
+        Some(Content::Text(s)) => needs_cut(s),
+        Some(Content::Parts(parts)) => parts.iter().any(|p| p.text_value().is_some_and(needs_cut)),
+        _ => false,
+    };
+    if !long {
+        return Cow::Borrowed(message);
+    }
+    // Built field by field: cloning the message first would copy the long text just to
+    // throw it away.
+    let content = match &message.content {
+        Some(Content::Text(s)) => Some(Content::Text(text_view(s, limits).into_owned())),
+        Some(Content::Parts(parts)) => Some(Content::Parts(
+            parts
+                .iter()
+                .map(|part| {
+                    let mut part = part.clone();
+                    if let Some(Value::String(s)) = part.fields_mut().get_mut("text") {
+                        *s = text_view(s, limits).into_owned();
+                    }
+                    part
+                })
+                .collect(),
+        )),
+        other => other.clone(),
+    };
+    Cow::Owned(Message {
+        role: message.role,
+        content,
+        tool_calls: message.tool_calls.clone(),
+        tool_call_id: message.tool_call_id.clone(),
+        name: message.name.clone(),
+        reasoning: message.reasoning.clone(),
+        extra: message.extra.clone(),
+    })
+}
+
+/// `text` cut to head + marker + tail when longer than the limits.
+pub fn text_view(text: &str, limits: ViewLimits) -> Cow<'_, str> {
+    if text.len() <= limits.head_bytes + limits.tail_bytes + SNAP_BYTES {
+        return Cow::Borrowed(text);
+    }
+    let head_end = snap_back_to_line(text, floor_boundary(text, limits.head_bytes));
+    let tail_start =
+        snap_forward_to_line(text, ceil_boundary(text, text.len() - limits.tail_bytes));
+    if tail_start <= head_end {
+        return Cow::Borrowed(text);
+    }
+    let omitted = &text[head_end..tail_start];
+    let lines = memchr::memchr_iter(b'\n', omitted.as_bytes()).count();
+    let chars = if omitted.is_ascii() {
+        omitted.len()
+    } else {
+        omitted.bytes().filter(|b| (b & 0xC0) != 0x80).count()
+    };
+    Cow::Owned(format!(
+        "{}{MARKER_OPEN}{}{MARKER_LINES}{}{MARKER_CLOSE}{}",
+        &text[..head_end],
+        group_digits(lines),
+        group_digits(chars),
+        &text[tail_start..]
+    ))
+}
+
+/// Lines of the original text a view stands for (its own lines plus those the marker says it
+/// omitted). Equals `text.lines().count()` for text that was not cut.
+pub fn original_line_count(view: &str) -> usize {
+    view.lines().count() + omitted(view).map_or(0, |(lines, _)| lines)
+}
+
+/// Characters of the original text a view stands for.
+pub fn original_char_count(view: &str) -> usize {
+    match omitted(view) {
+        Some((_, chars)) => {
+            let marker_len = marker_text(view).map_or(0, |m| m.chars().count());
+            view.chars().count() - marker_len + chars
+        }
+        None => view.chars().count(),
+    }
+}
+
+fn marker_text(view: &str) -> Option<&str> {
+    let start = view.find(MARKER_OPEN)?;
+    let end = view[start..].find(MARKER_CLOSE)? + start + MARKER_CLOSE.len();
+    Some(&view[start..end])
+}
+
+fn omitted(view: &str) -> Option<(usize, usize)> {
+    let marker = marker_text(view)?;
+    let inner = marker
+        .strip_prefix(MARKER_OPEN)?
+        .strip_suffix(MARKER_CLOSE)?;
+    let (lines, chars) = inner.split_once(MARKER_LINES)?;
+    let num = |s: &str| s.replace(',', "").parse::<usize>().ok();
+    Some((num(lines)?, num(chars)?))
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Moves a head cut back to just after a newline, when one is within [`SNAP_BYTES`].
+fn snap_back_to_line(text: &str, cut: usize) -> usize {
+    let from = cut.saturating_sub(SNAP_BYTES);
+    memchr::memrchr(b'\n', &text.as_bytes()[from..cut]).map_or(cut, |i| from + i + 1)
+}
+
+/// Moves a tail cut forward to just after a newline, when one is within [`SNAP_BYTES`].
+fn snap_forward_to_line(text: &str, cut: usize) -> usize {
+    let to = (cut + SNAP_BYTES).min(text.len());
+    memchr::memchr(b'\n', &text.as_bytes()[cut..to]).map_or(cut, |i| cut + i + 1)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn big(lines: usize) -> String {
+        (0..lines)
+            .map(|i| format!("line {i} of the build log\n"))
+            .collect()
+    }
+
+    #[test]
+    fn short_text_is_borrowed_unchanged() {
+        let t = "short";
+        assert!(matches!(
+            text_view(t, ViewLimits::EXTRACTIVE),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn long_text_keeps_head_and_tail_on_line_boundaries_with_exact_counts() {
+        let t = big(2_000);
+        let v = text_view(&t, ViewLimits::EXTRACTIVE);
+        assert!(v.len() < 2_500);
+        assert!(v.starts_with("line 0 of the build log\n"));
+        assert!(v.ends_with("line 1999 of the build log\n"));
+        assert_eq!(original_line_count(&v), t.lines().count());
+        assert_eq!(original_char_count(&v), t.chars().count());
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_char_boundaries() {
+        let t = "修复认证模块中的错误。".repeat(500);
+        let v = text_view(&t, ViewLimits::EXTRACTIVE);
+        assert!(v.contains(MARKER_OPEN));
+        assert_eq!(original_char_count(&v), t.chars().count());
+    }
+
+    #[test]
+    fn message_view_cuts_text_parts_and_leaves_short_messages_alone() {
+        let m = Message::tool("c1", big(3_000));
+        let v = message_view(&m, ViewLimits::PROMPT);
+        assert!(matches!(v, Cow::Owned(_)));
+        assert_eq!(v.tool_call_id.as_deref(), Some("c1"));
+        let short = Message::user("hi");
+        assert!(matches!(
+            message_view(&short, ViewLimits::PROMPT),
+            Cow::Borrowed(_)
+        ));
+    }
+}
