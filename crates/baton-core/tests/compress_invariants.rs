@@ -4,26 +4,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use baton_core::compress::markers::is_summary_message;
 use baton_core::compress::sanitize::validate_sequence;
 use baton_core::compress::{CompressionResult, Compressor, CompressorConfig, Outcome};
-use baton_core::engine::{CompressRequest, ContextEngine};
 use baton_core::message::{Content, ContentPart, Message, Role, ToolCall};
 use baton_core::tokens::{RoughCounter, TokenCounter};
 use proptest::prelude::*;
 
 fn run(messages: &[Message], config: CompressorConfig, force: bool) -> CompressionResult {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
-    let mut engine = Compressor::new(config);
-    rt.block_on(engine.compress(CompressRequest {
-        messages,
-        current_tokens: None,
-        focus_topic: None,
-        force,
-    }))
+    common::compress_with(messages, config, force)
 }
 
 fn small_window() -> CompressorConfig {

@@ -5,8 +5,7 @@
 
 mod common;
 
-use baton_core::compress::{CompressionResult, Compressor, CompressorConfig, Outcome};
-use baton_core::engine::{CompressRequest, ContextEngine};
+use baton_core::compress::{CompressionResult, CompressorConfig, Outcome};
 use baton_core::formats::load_file;
 use baton_core::message::{Message, ToolCall};
 use baton_core::summary::ledger::TaskLedger;
@@ -15,17 +14,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 fn compress(messages: &[Message], config: CompressorConfig) -> CompressionResult {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
-    let mut engine = Compressor::new(config);
-    rt.block_on(engine.compress(CompressRequest {
-        messages,
-        current_tokens: None,
-        focus_topic: None,
-        force: true,
-    }))
+    common::compress_with(messages, config, true)
 }
 
 fn window(context_length: u64) -> CompressorConfig {

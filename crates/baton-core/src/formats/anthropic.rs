@@ -44,6 +44,9 @@
 
 use crate::conversation::Conversation;
 use crate::formats::error::FormatError;
+use crate::formats::notes::{
+    Notes, apply_key_order, identical_objects, key_order_note, merge_missing, reorder,
+};
 use crate::message::{Content, ContentPart, FunctionCall, Message, Role, ToolCall};
 use serde_json::{Map, Value};
 
@@ -51,6 +54,9 @@ type Object = Map<String, Value>;
 
 /// Key under which round-trip bookkeeping is stored in canonical objects.
 pub const MARKER: &str = "_anthropic";
+
+/// This converter's round-trip notes.
+const NOTES: Notes = Notes(MARKER);
 
 /// `format` of the `reasoning_details` entries made from thinking blocks (OpenRouter's name).
 pub const REASONING_FORMAT: &str = "anthropic-claude-v1";
@@ -73,7 +79,7 @@ pub fn from_anthropic(body: &Value) -> Result<Conversation, FormatError> {
             let mut conv = Conversation::new(read_messages(items, "")?);
             let mut marker = Object::new();
             marker.insert("bare".into(), Value::Bool(true));
-            add_marker(&mut conv.extra, marker);
+            NOTES.add(&mut conv.extra, marker);
             Ok(conv)
         }
         Value::Object(obj) => read_request(obj),
@@ -119,7 +125,7 @@ fn read_request(obj: &Object) -> Result<Conversation, FormatError> {
         .chain(conv.extra.keys())
         .collect();
     if keys != default_keys {
-        add_marker(&mut conv.extra, key_order_marker("keys", obj));
+        NOTES.add(&mut conv.extra, key_order_note("keys", obj));
     }
     Ok(conv)
 }
@@ -200,7 +206,7 @@ fn attach_message_fields(group: &mut [Message], obj: &Object, same_role_as_previ
         marker.insert("split".into(), Value::Bool(true));
     }
     if !obj.keys().map(String::as_str).eq(default_keys) {
-        marker.extend(key_order_marker("message_keys", obj));
+        marker.extend(key_order_note("message_keys", obj));
     }
     if first.role == Role::Tool {
         // A tool message's `extra` holds its tool_result block's fields.
@@ -210,7 +216,7 @@ fn attach_message_fields(group: &mut [Message], obj: &Object, same_role_as_previ
     } else {
         prepend_fields(&mut first.extra, fields);
     }
-    add_marker(&mut first.extra, marker);
+    NOTES.add(&mut first.extra, marker);
 }
 
 fn read_user(content: &Value, at: &str) -> Result<Vec<Message>, FormatError> {
@@ -320,9 +326,9 @@ fn read_tool_result(block: &Value, at: &str) -> Result<Message, FormatError> {
     };
     let mut msg = plain_message(Role::Tool, content);
     msg.tool_call_id = Some(id);
-    msg.extra = fields_except(obj, &["type", "tool_use_id", "content"]);
+    msg.extra = NOTES.fields_except(obj, &["type", "tool_use_id", "content"]);
     let rebuilt = tool_result_block(&msg);
-    add_marker(&mut msg.extra, exactness_marker(obj, rebuilt));
+    NOTES.add(&mut msg.extra, exactness_marker(obj, rebuilt));
     Ok(msg)
 }
 
@@ -405,7 +411,7 @@ fn assistant_from_blocks(blocks: &[Value], at: &str) -> Result<Message, FormatEr
         let names = order.iter().map(|s| Value::String(s.name().into()));
         let mut marker = Object::new();
         marker.insert("order".into(), Value::Array(names.collect()));
-        add_marker(&mut msg.extra, marker);
+        NOTES.add(&mut msg.extra, marker);
     }
     Ok(msg)
 }
@@ -459,10 +465,10 @@ fn read_thinking(obj: &Object, ty: &str, at: &str) -> Result<Object, FormatError
     entry.insert("format".into(), REASONING_FORMAT.into());
     merge_missing(
         &mut entry,
-        fields_except(obj, &["type", "thinking", "signature", "data"]),
+        NOTES.fields_except(obj, &["type", "thinking", "signature", "data"]),
     );
     let rebuilt = thinking_block(&entry).unwrap_or_default();
-    add_marker(&mut entry, exactness_marker(obj, rebuilt));
+    NOTES.add(&mut entry, exactness_marker(obj, rebuilt));
     Ok(entry)
 }
 
@@ -478,10 +484,10 @@ fn read_tool_use(obj: &Object, at: &str) -> Result<ToolCall, FormatError> {
             arguments,
             extra: Object::new(),
         },
-        extra: fields_except(obj, &["type", "id", "name", "input"]),
+        extra: NOTES.fields_except(obj, &["type", "id", "name", "input"]),
     };
     let rebuilt = tool_use_block(&call);
-    add_marker(&mut call.extra, exactness_marker(obj, rebuilt));
+    NOTES.add(&mut call.extra, exactness_marker(obj, rebuilt));
     Ok(call)
 }
 
@@ -536,7 +542,7 @@ fn block_to_part(block: &Value, at: &str) -> Result<ContentPart, FormatError> {
         _ => obj.clone(),
     };
     let rebuilt = part_to_block_plain(&part);
-    add_marker(&mut part, exactness_marker(obj, rebuilt));
+    NOTES.add(&mut part, exactness_marker(obj, rebuilt));
     Ok(ContentPart::from_object(part))
 }
 
@@ -558,7 +564,7 @@ fn image_to_part(obj: &Object) -> Option<Object> {
     let mut part = Object::new();
     part.insert("type".into(), "image_url".into());
     part.insert("image_url".into(), Value::Object(image_url));
-    merge_missing(&mut part, fields_except(obj, &["type", "source"]));
+    merge_missing(&mut part, NOTES.fields_except(obj, &["type", "source"]));
     Some(part)
 }
 
@@ -599,13 +605,13 @@ fn read_tool(tool: &Value, at: &str) -> Result<Value, FormatError> {
     }
     merge_missing(
         &mut function,
-        fields_except(obj, &["name", "description", "input_schema"]),
+        NOTES.fields_except(obj, &["name", "description", "input_schema"]),
     );
     let mut out = Object::new();
     out.insert("type".into(), "function".into());
     out.insert("function".into(), Value::Object(function));
     let rebuilt = tool_definition(&out);
-    add_marker(&mut out, exactness_marker(obj, rebuilt));
+    NOTES.add(&mut out, exactness_marker(obj, rebuilt));
     Ok(Value::Object(out))
 }
 
@@ -616,7 +622,7 @@ fn read_tool(tool: &Value, at: &str) -> Result<Value, FormatError> {
 /// Writes a conversation as an Anthropic Messages request body (or as a bare array of messages
 /// when it was read from one and nothing else needs saying).
 pub fn to_anthropic(conv: &Conversation) -> Value {
-    let marker = marker_of(&conv.extra);
+    let marker = NOTES.of(&conv.extra);
     let leading = conv
         .messages
         .iter()
@@ -629,7 +635,7 @@ pub fn to_anthropic(conv: &Conversation) -> Value {
         .tools
         .as_ref()
         .map(|tools| Value::Array(tools.iter().map(write_tool).collect()));
-    let fields = without_marker(&conv.extra);
+    let fields = NOTES.without(&conv.extra);
     let bare = marker.is_some_and(|m| m.get("bare") == Some(&Value::Bool(true)));
     if bare && system.is_none() && tools.is_none() && fields.is_empty() {
         return messages;
@@ -683,7 +689,7 @@ fn anthropic_role(msg: &Message) -> &'static str {
 fn group_into_turns(messages: &[Message]) -> Vec<Vec<&Message>> {
     let mut turns: Vec<Vec<&Message>> = Vec::new();
     for msg in messages {
-        let starts_new = marker_flag(&msg.extra, "split");
+        let starts_new = NOTES.flag(&msg.extra, "split");
         match turns.last_mut() {
             Some(turn)
                 if !starts_new
@@ -713,7 +719,7 @@ fn write_turn(turn: &[&Message]) -> Option<Value> {
     merge_missing(&mut out, turn_fields(turn));
     Some(Value::Object(apply_key_order(
         out,
-        marker_of(&first.extra),
+        NOTES.of(&first.extra),
         "message_keys",
     )))
 }
@@ -726,12 +732,12 @@ fn turn_fields(turn: &[&Message]) -> Object {
         if msg.role == Role::Tool {
             if i == 0
                 && let Some(Value::Object(extra)) =
-                    marker_of(&msg.extra).and_then(|m| m.get("extra"))
+                    NOTES.of(&msg.extra).and_then(|m| m.get("extra"))
             {
                 merge_missing(&mut fields, extra.clone());
             }
         } else {
-            merge_missing(&mut fields, without_marker(&msg.extra));
+            merge_missing(&mut fields, NOTES.without(&msg.extra));
         }
     }
     fields
@@ -774,7 +780,8 @@ fn assistant_turn_content(turn: &[&Message]) -> Value {
 /// An assistant message's blocks, in the recorded order when it still fits the message.
 fn assistant_blocks(msg: &Message, reasoning: Vec<Value>, calls: Vec<Value>) -> Vec<Value> {
     let content = content_blocks(msg.content.as_ref());
-    let order: Option<Vec<Slot>> = marker_of(&msg.extra)
+    let order: Option<Vec<Slot>> = NOTES
+        .of(&msg.extra)
         .and_then(|m| m.get("order"))
         .and_then(Value::as_array)
         .and_then(|names| {
@@ -849,7 +856,7 @@ fn write_part(part: &ContentPart) -> Object {
     let rebuilt = part_to_block_plain(part.fields());
     restore(rebuilt, part.fields(), |original| {
         block_to_part(&Value::Object(original.clone()), "")
-            .is_ok_and(|p| without_marker(p.fields()) == without_marker(part.fields()))
+            .is_ok_and(|p| NOTES.without(p.fields()) == NOTES.without(part.fields()))
     })
 }
 
@@ -861,7 +868,7 @@ fn part_to_block_plain(part: &Object) -> Object {
     {
         return block;
     }
-    without_marker(part)
+    NOTES.without(part)
 }
 
 fn image_block(part: &Object) -> Option<Object> {
@@ -888,7 +895,10 @@ fn image_block(part: &Object) -> Option<Object> {
     let mut block = Object::new();
     block.insert("type".into(), "image".into());
     block.insert("source".into(), Value::Object(source));
-    merge_missing(&mut block, fields_except(part, &["type", "image_url"]));
+    merge_missing(
+        &mut block,
+        NOTES.fields_except(part, &["type", "image_url"]),
+    );
     Some(block)
 }
 
@@ -917,7 +927,7 @@ fn tool_result_block(msg: &Message) -> Object {
             b.insert("content".into(), Value::Array(parts_to_blocks(parts)));
         }
     }
-    merge_missing(&mut b, without_marker(&msg.extra));
+    merge_missing(&mut b, NOTES.without(&msg.extra));
     b
 }
 
@@ -939,7 +949,7 @@ fn tool_use_block(call: &ToolCall) -> Object {
         input_from_arguments(&call.function.arguments),
     );
     merge_missing(&mut b, call.function.extra.clone());
-    merge_missing(&mut b, without_marker(&call.extra));
+    merge_missing(&mut b, NOTES.without(&call.extra));
     b
 }
 
@@ -963,7 +973,7 @@ fn write_thinking(entry: &Object) -> Option<Object> {
     let rebuilt = thinking_block(entry)?;
     Some(restore(rebuilt, entry, |original| {
         let ty = original.get("type").and_then(Value::as_str).unwrap_or("");
-        read_thinking(original, ty, "").is_ok_and(|e| without_marker(&e) == without_marker(entry))
+        read_thinking(original, ty, "").is_ok_and(|e| NOTES.without(&e) == NOTES.without(entry))
     }))
 }
 
@@ -992,7 +1002,7 @@ fn thinking_block(entry: &Object) -> Option<Object> {
     }
     // OpenRouter bookkeeping that Anthropic would reject.
     let skip = ["type", "text", "signature", "data", "format", "index", "id"];
-    merge_missing(&mut b, fields_except(entry, &skip));
+    merge_missing(&mut b, NOTES.fields_except(entry, &skip));
     Some(b)
 }
 
@@ -1011,7 +1021,7 @@ fn write_tool(tool: &Value) -> Value {
 fn tool_definition(tool: &Object) -> Object {
     let function = match (tool.get("type"), tool.get("function")) {
         (Some(Value::String(ty)), Some(Value::Object(f))) if ty == "function" => f,
-        _ => return without_marker(tool),
+        _ => return NOTES.without(tool),
     };
     let mut out = Object::new();
     for key in ["name", "description"] {
@@ -1026,9 +1036,9 @@ fn tool_definition(tool: &Object) -> Object {
     out.insert("input_schema".into(), schema);
     merge_missing(
         &mut out,
-        fields_except(function, &["name", "description", "parameters"]),
+        NOTES.fields_except(function, &["name", "description", "parameters"]),
     );
-    merge_missing(&mut out, fields_except(tool, &["type", "function"]));
+    merge_missing(&mut out, NOTES.fields_except(tool, &["type", "function"]));
     out
 }
 
@@ -1055,28 +1065,6 @@ fn plain_message(role: Role, content: Option<Content>) -> Message {
     }
 }
 
-fn marker_of(map: &Object) -> Option<&Object> {
-    map.get(MARKER).and_then(Value::as_object)
-}
-
-fn marker_flag(map: &Object, key: &str) -> bool {
-    marker_of(map).and_then(|m| m.get(key)) == Some(&Value::Bool(true))
-}
-
-/// Merges `entries` into the object's marker, creating it only when there is something to say.
-fn add_marker(map: &mut Object, entries: Object) {
-    if entries.is_empty() {
-        return;
-    }
-    let mut marker = marker_of(map).cloned().unwrap_or_default();
-    marker.extend(entries);
-    map.insert(MARKER.into(), Value::Object(marker));
-}
-
-fn without_marker(map: &Object) -> Object {
-    fields_except(map, &[])
-}
-
 fn without_message_marker(msg: &Message) -> Message {
     let mut m = msg.clone();
     m.extra.shift_remove(MARKER);
@@ -1091,24 +1079,8 @@ fn without_call_marker(call: &ToolCall) -> ToolCall {
 
 fn strip_value_marker(value: &Value) -> Value {
     match value {
-        Value::Object(obj) => Value::Object(without_marker(obj)),
+        Value::Object(obj) => Value::Object(NOTES.without(obj)),
         other => other.clone(),
-    }
-}
-
-/// The object without the `skip` keys and without any marker.
-fn fields_except(obj: &Object, skip: &[&str]) -> Object {
-    obj.iter()
-        .filter(|(k, _)| k.as_str() != MARKER && !skip.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
-/// Adds the fields the object does not have yet: a known field is never overwritten by an
-/// unknown one of the same name.
-fn merge_missing(into: &mut Object, fields: Object) {
-    for (k, v) in fields {
-        into.entry(k).or_insert(v);
     }
 }
 
@@ -1116,13 +1088,6 @@ fn merge_missing(into: &mut Object, fields: Object) {
 fn prepend_fields(into: &mut Object, fields: Object) {
     let rest = std::mem::replace(into, fields);
     merge_missing(into, rest);
-}
-
-fn key_order_marker(name: &str, obj: &Object) -> Object {
-    let keys = obj.keys().map(|k| Value::String(k.clone())).collect();
-    let mut marker = Object::new();
-    marker.insert(name.into(), Value::Array(keys));
-    marker
 }
 
 /// What the writer needs beyond its generic rebuild to give back `original` exactly: nothing,
@@ -1133,7 +1098,7 @@ fn exactness_marker(original: &Object, rebuilt: Object) -> Object {
     }
     let reordered = reorder(rebuilt, original.keys().map(String::as_str));
     if identical_objects(original, &reordered) {
-        return key_order_marker("keys", original);
+        return key_order_note("keys", original);
     }
     let mut marker = Object::new();
     marker.insert("original".into(), Value::Object(original.clone()));
@@ -1147,7 +1112,7 @@ fn restore(
     holder: &Object,
     still_matches: impl FnOnce(&Object) -> bool,
 ) -> Object {
-    let marker = marker_of(holder);
+    let marker = NOTES.of(holder);
     if let Some(Value::Object(original)) = marker.and_then(|m| m.get("original"))
         && still_matches(original)
     {
@@ -1156,47 +1121,11 @@ fn restore(
     apply_key_order(rebuilt, marker, "keys")
 }
 
-fn apply_key_order(obj: Object, marker: Option<&Object>, name: &str) -> Object {
-    match marker.and_then(|m| m.get(name)).and_then(Value::as_array) {
-        Some(keys) => reorder(obj, keys.iter().filter_map(Value::as_str)),
-        None => obj,
-    }
-}
-
-/// The object with the listed keys first, in list order, then the rest in their own order.
-fn reorder<'a>(mut obj: Object, keys: impl Iterator<Item = &'a str>) -> Object {
-    let mut out = Object::new();
-    for key in keys {
-        if let Some((k, v)) = obj.shift_remove_entry(key) {
-            out.insert(k, v);
-        }
-    }
-    out.extend(obj);
-    out
-}
-
-/// Equality that also requires the same key order, at every depth.
-fn identical(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => identical_objects(x, y),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
-        }
-        _ => a == b,
-    }
-}
-
-fn identical_objects(a: &Object, b: &Object) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|((ka, va), (kb, vb))| ka == kb && identical(va, vb))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::formats::notes::identical;
     use serde_json::json;
 
     /// Anthropic → canonical → Anthropic, compared as values and as text (key order included).

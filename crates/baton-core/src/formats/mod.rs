@@ -9,6 +9,7 @@ pub mod anthropic;
 mod detect;
 pub mod error;
 mod load;
+mod notes;
 pub mod openai;
 pub mod sharegpt;
 

@@ -41,6 +41,9 @@
 
 use crate::conversation::Conversation;
 use crate::formats::error::FormatError;
+use crate::formats::notes::{
+    Notes, apply_key_order, identical, identical_objects, key_order_note, merge_missing,
+};
 use crate::message::{Content, FunctionCall, Message, REASONING_FIELDS, Role, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
@@ -49,6 +52,9 @@ type Object = Map<String, Value>;
 
 /// Key under which round-trip bookkeeping is stored in canonical objects.
 pub const MARKER: &str = "_sharegpt";
+
+/// This converter's round-trip notes.
+const NOTES: Notes = Notes(MARKER);
 
 const CALL_EXPECTED: &str = "a JSON object {\"name\", \"arguments\"} or a list of them";
 
@@ -84,7 +90,7 @@ pub fn from_sharegpt(value: &Value) -> Result<Conversation, FormatError> {
     match value {
         Value::Array(turns) => {
             let mut conv = Conversation::new(read_turns(turns, "")?);
-            add_marker(&mut conv.extra, single("bare", Value::Bool(true)));
+            NOTES.add(&mut conv.extra, single("bare", Value::Bool(true)));
             Ok(conv)
         }
         Value::Object(obj) => read_record(obj),
@@ -132,9 +138,9 @@ fn read_record(obj: &Object) -> Result<Conversation, FormatError> {
         .filter(|k| obj.contains_key(*k))
         .chain(conv.extra.keys().map(String::as_str));
     if !obj.keys().map(String::as_str).eq(default_keys) {
-        marker.extend(key_order_marker(obj));
+        marker.extend(key_order_note("keys", obj));
     }
-    add_marker(&mut conv.extra, marker);
+    NOTES.add(&mut conv.extra, marker);
     conv.messages = system.into_iter().chain(turns).collect();
     Ok(conv)
 }
@@ -144,7 +150,7 @@ fn read_top_level_system(value: &Value) -> Result<Message, FormatError> {
         return Err(FormatError::shape("system", "a string", value));
     };
     let mut msg = plain_message(Role::System, Content::Text(text.clone()));
-    add_marker(&mut msg.extra, single("top_level", Value::Bool(true)));
+    NOTES.add(&mut msg.extra, single("top_level", Value::Bool(true)));
     Ok(msg)
 }
 
@@ -241,10 +247,10 @@ fn record_turn_exactness(msg: &mut Message, turn: &Object, from: &str, value: &s
     if msg.tool_calls.is_some() && render_calls(msg.calls()) != value {
         marker.insert("value".into(), Value::String(value.into()));
     }
-    add_marker(&mut msg.extra, marker);
+    NOTES.add(&mut msg.extra, marker);
     let rebuilt = turn_object(msg, turn_from(msg), turn_value(msg));
     if !identical_objects(&rebuilt, turn) {
-        add_marker(&mut msg.extra, key_order_marker(turn));
+        NOTES.add(&mut msg.extra, key_order_note("keys", turn));
     }
 }
 
@@ -300,7 +306,7 @@ fn read_call(call: &Object, fallback_id: String, at: &str) -> Result<ToolCall, F
     let id = match given_id {
         Some(id) => id,
         None => {
-            add_marker(&mut extra, single("synthetic_id", Value::Bool(true)));
+            NOTES.add(&mut extra, single("synthetic_id", Value::Bool(true)));
             fallback_id
         }
     };
@@ -388,16 +394,16 @@ fn is_openai_function(tool: &Object) -> bool {
 /// Writes a conversation as a ShareGPT record (or as a bare array of turns when it was read
 /// from one and nothing else needs saying).
 pub fn to_sharegpt(conv: &Conversation) -> Value {
-    let marker = marker_of(&conv.extra);
+    let marker = NOTES.of(&conv.extra);
     let (system, rest) = match conv.messages.split_first() {
-        Some((first, rest)) if marker_flag(&first.extra, "top_level") => {
+        Some((first, rest)) if NOTES.flag(&first.extra, "top_level") => {
             (Some(Value::String(first.text())), rest)
         }
         _ => (None, conv.messages.as_slice()),
     };
     let turns: Vec<Value> = rest.iter().flat_map(write_message).collect();
-    let fields = without_marker(&conv.extra);
-    let bare = marker_flag(&conv.extra, "bare");
+    let fields = NOTES.without(&conv.extra);
+    let bare = NOTES.flag(&conv.extra, "bare");
     if bare && system.is_none() && conv.tools.is_none() && fields.is_empty() {
         return Value::Array(turns);
     }
@@ -410,7 +416,7 @@ pub fn to_sharegpt(conv: &Conversation) -> Value {
         out.insert("tools".into(), write_tools(tools, marker));
     }
     merge_missing(&mut out, fields);
-    Value::Object(apply_key_order(out, marker))
+    Value::Object(apply_key_order(out, marker, "keys"))
 }
 
 /// The turns for one message: usually one; two when an assistant message has both text and
@@ -428,13 +434,18 @@ fn write_message(msg: &Message) -> Vec<Value> {
         }
     }
     let turn = turn_object(msg, from, turn_value(msg));
-    turns.push(Value::Object(apply_key_order(turn, marker_of(&msg.extra))));
+    turns.push(Value::Object(apply_key_order(
+        turn,
+        NOTES.of(&msg.extra),
+        "keys",
+    )));
     turns
 }
 
 /// The `from` to write: the recorded spelling, else the default for the message.
 fn turn_from(msg: &Message) -> String {
-    marker_of(&msg.extra)
+    NOTES
+        .of(&msg.extra)
         .and_then(|m| m.get("from"))
         .and_then(Value::as_str)
         .map_or_else(|| default_from(msg).to_string(), str::to_string)
@@ -468,13 +479,14 @@ fn turn_object(msg: &Message, from: String, value: String) -> Object {
         turn.insert("name".into(), Value::String(name.clone()));
     }
     merge_missing(&mut turn, msg.reasoning.clone());
-    merge_missing(&mut turn, without_marker(&msg.extra));
+    merge_missing(&mut turn, NOTES.without(&msg.extra));
     turn
 }
 
 /// The recorded value while it still encodes the message's calls, else a fresh rendering.
 fn calls_value(msg: &Message) -> String {
-    let recorded = marker_of(&msg.extra)
+    let recorded = NOTES
+        .of(&msg.extra)
         .and_then(|m| m.get("value"))
         .and_then(Value::as_str);
     if let Some(recorded) = recorded
@@ -509,11 +521,11 @@ fn call_object(call: &ToolCall) -> Value {
         serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.clone()))
     };
     obj.insert("arguments".into(), arguments);
-    if !marker_flag(&call.extra, "synthetic_id") {
+    if !NOTES.flag(&call.extra, "synthetic_id") {
         obj.insert("id".into(), Value::String(call.id.clone()));
     }
     merge_missing(&mut obj, call.function.extra.clone());
-    merge_missing(&mut obj, without_marker(&call.extra));
+    merge_missing(&mut obj, NOTES.without(&call.extra));
     Value::Object(obj)
 }
 
@@ -605,74 +617,6 @@ fn single(key: &str, value: Value) -> Object {
     let mut obj = Object::new();
     obj.insert(key.into(), value);
     obj
-}
-
-fn marker_of(map: &Object) -> Option<&Object> {
-    map.get(MARKER).and_then(Value::as_object)
-}
-
-fn marker_flag(map: &Object, key: &str) -> bool {
-    marker_of(map).and_then(|m| m.get(key)) == Some(&Value::Bool(true))
-}
-
-fn add_marker(map: &mut Object, entries: Object) {
-    if entries.is_empty() {
-        return;
-    }
-    let mut marker = marker_of(map).cloned().unwrap_or_default();
-    marker.extend(entries);
-    map.insert(MARKER.into(), Value::Object(marker));
-}
-
-fn without_marker(map: &Object) -> Object {
-    map.iter()
-        .filter(|(k, _)| k.as_str() != MARKER)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
-fn merge_missing(into: &mut Object, fields: Object) {
-    for (k, v) in fields {
-        into.entry(k).or_insert(v);
-    }
-}
-
-fn key_order_marker(obj: &Object) -> Object {
-    let keys = obj.keys().map(|k| Value::String(k.clone())).collect();
-    single("keys", Value::Array(keys))
-}
-
-fn apply_key_order(obj: Object, marker: Option<&Object>) -> Object {
-    let Some(keys) = marker.and_then(|m| m.get("keys")).and_then(Value::as_array) else {
-        return obj;
-    };
-    let mut rest = obj;
-    let mut out = Object::new();
-    for key in keys.iter().filter_map(Value::as_str) {
-        if let Some((k, v)) = rest.shift_remove_entry(key) {
-            out.insert(k, v);
-        }
-    }
-    out.extend(rest);
-    out
-}
-
-/// Equality that also requires the same key order, at every depth.
-fn identical(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => identical_objects(x, y),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
-        }
-        _ => a == b,
-    }
-}
-
-fn identical_objects(a: &Object, b: &Object) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|((ka, va), (kb, vb))| ka == kb && identical(va, vb))
 }
 
 #[cfg(test)]
@@ -971,7 +915,7 @@ mod tests {
                 orphans += conv
                     .messages
                     .iter()
-                    .filter(|m| marker_of(&m.extra).is_some_and(|m| m.contains_key("from")))
+                    .filter(|m| NOTES.of(&m.extra).is_some_and(|m| m.contains_key("from")))
                     .count();
             }
         }

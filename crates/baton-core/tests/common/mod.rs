@@ -35,3 +35,25 @@ pub fn shared_corpus() -> Option<PathBuf> {
         None
     }
 }
+
+/// Runs one `compress` call of a fresh default engine on a current-thread runtime.
+pub fn compress_with(
+    messages: &[baton_core::Message],
+    config: baton_core::compress::CompressorConfig,
+    force: bool,
+) -> baton_core::compress::CompressionResult {
+    use baton_core::engine::{CompressRequest, ContextEngine};
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    else {
+        panic!("cannot build a tokio runtime");
+    };
+    let mut engine = baton_core::compress::Compressor::new(config);
+    rt.block_on(engine.compress(CompressRequest {
+        messages,
+        current_tokens: None,
+        focus_topic: None,
+        force,
+    }))
+}
