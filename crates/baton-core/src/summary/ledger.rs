@@ -11,7 +11,7 @@
 //! Newlines, backslashes, control characters and (inside code spans) backticks are escaped, so
 //! a command with a heredoc or a path with a space at its end still reads back byte for byte.
 
-use crate::message::{Message, Role, ToolCall};
+use crate::message::{Content, Message, Role, ToolCall};
 use crate::summary::sections;
 use crate::tool_action::{self, ToolAction};
 use serde::{Deserialize, Serialize};
@@ -44,7 +44,13 @@ const SUMMARY_PREFIXES: [&str; 2] = [
     "This session is being continued from a previous conversation",
 ];
 /// Claude Code's local-command echoes: user-role messages that are not requests.
-const LOCAL_COMMAND_PREFIXES: [&str; 2] = ["<local-command-caveat>", "<local-command-stdout>"];
+/// User-role rows an agent harness injects rather than the user typing them (Claude Code's
+/// local-command echoes and skill bodies): never the task, the goal or a decision.
+const LOCAL_COMMAND_PREFIXES: [&str; 3] = [
+    "<local-command-caveat>",
+    "<local-command-stdout>",
+    "Base directory for this skill:",
+];
 
 const ACTIVE_TASK_LINE: &str = "- Active task:";
 const FILES_READ_LINE: &str = "- Files read:";
@@ -601,25 +607,40 @@ fn pair_exchange<'a>(calls: &'a [ToolCall], results: &'a [Message]) -> Vec<Paire
 /// Whether a user message is something to act on: not blank, not a compaction summary, not a
 /// local-command echo.
 pub fn is_real_request(m: &Message) -> bool {
-    let text = m.text();
-    let head = text.trim_start();
-    m.role == Role::User
-        && !head.is_empty()
-        && !is_summary(m)
-        && !LOCAL_COMMAND_PREFIXES.iter().any(|p| head.starts_with(p))
+    if m.role != Role::User {
+        return false;
+    }
+    let head = leading_text(m).trim_start();
+    has_text(m) && !is_summary(m) && !LOCAL_COMMAND_PREFIXES.iter().any(|p| head.starts_with(p))
 }
 
 /// Whether an assistant message says something (and is not a summary installed in that role).
 pub fn is_reply(m: &Message) -> bool {
-    m.role == Role::Assistant && !m.text().trim().is_empty() && !is_summary(m)
+    m.role == Role::Assistant && has_text(m) && !is_summary(m)
 }
 
 /// Whether a message is a compaction summary: marked by the compressor, or starting with a
 /// known summary prefix.
 pub fn is_summary(m: &Message) -> bool {
-    let text = m.text();
-    let head = text.trim_start();
+    let head = leading_text(m).trim_start();
     m.extra.contains_key(SUMMARY_MARKER_KEY) || SUMMARY_PREFIXES.iter().any(|p| head.starts_with(p))
+}
+
+/// The message's first text, borrowed: prefix checks must not copy a multi-megabyte result.
+fn leading_text(m: &Message) -> &str {
+    match &m.content {
+        Some(Content::Text(s)) => s,
+        Some(Content::Parts(parts)) => parts
+            .iter()
+            .find_map(|p| p.text_value().filter(|t| !t.trim().is_empty()))
+            .unwrap_or(""),
+        _ => "",
+    }
+}
+
+/// Whether any text of the message is non-blank.
+fn has_text(m: &Message) -> bool {
+    !leading_text(m).trim().is_empty()
 }
 
 /// Whether a command's output reports failure: a non-zero exit status, or (when no status is
