@@ -350,3 +350,47 @@ mod tests {
         }
     }
 }
+
+/// Characters in `text`, without decoding when it is ASCII (a vectorized check): tool results
+/// are mostly ASCII and counting them is on every compaction's path.
+pub fn char_count(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    }
+}
+
+/// Lines in `text`, as `str::lines` counts them (a final line without a newline counts; a
+/// trailing newline does not start another), using a memchr scan.
+pub fn line_count(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    if text.is_empty() || text.ends_with('\n') {
+        newlines
+    } else {
+        newlines + 1
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod count_tests {
+    use super::*;
+
+    #[test]
+    fn counts_match_std_on_ascii_multibyte_and_edge_cases() {
+        for t in [
+            "",
+            "a",
+            "a\n",
+            "a\nb",
+            "\n\n",
+            "a\r\nb\r\n",
+            "修复\n错误",
+            "x\n\ny",
+        ] {
+            assert_eq!(char_count(t), t.chars().count(), "{t:?}");
+            assert_eq!(line_count(t), t.lines().count(), "{t:?}");
+        }
+    }
+}

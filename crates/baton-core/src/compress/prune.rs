@@ -331,7 +331,7 @@ impl Pruner<'_> {
     /// stub would be, in characters and in tokens (a stub quoting a CJK path can cost more
     /// tokens than a short ASCII result).
     fn stub_for(&self, name: &str, arguments: &str, text: &str) -> Option<String> {
-        let chars = text.chars().count();
+        let chars = crate::truncate::char_count(text);
         if chars <= self.config.min_prune_chars || is_already_pruned(text) {
             return None;
         }

@@ -77,10 +77,10 @@ impl ResultShape {
         let lines = if content.trim().is_empty() {
             0
         } else {
-            content.lines().count()
+            crate::truncate::line_count(content)
         };
         ResultShape {
-            chars: content.chars().count(),
+            chars: crate::truncate::char_count(content),
             lines,
         }
     }

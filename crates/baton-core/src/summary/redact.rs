@@ -24,6 +24,9 @@ pub const REDACTED: &str = "[REDACTED]";
 /// The text with every recognised secret replaced by [`REDACTED`]; borrowed when nothing was
 /// found.
 pub fn redact(text: &str) -> Cow<'_, str> {
+    if !might_contain_secret(text) {
+        return Cow::Borrowed(text);
+    }
     let mut out = redact_once(Cow::Borrowed(text));
     // One redaction can complete a pattern an earlier rule saw only in part
     // (`Password=?token=x;` reads as a connection string once the query value is gone), so
@@ -38,6 +41,34 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         out = Cow::Owned(next);
     }
     out
+}
+
+/// One scan for all rules at once: almost all text has no secret, and running each rule's
+/// search separately cost most of a compaction pass on long sessions. A set match only says a
+/// rule *may* apply (its confirmation check comes later), so it is a safe prefilter.
+fn might_contain_secret(text: &str) -> bool {
+    static SET: LazyLock<Option<regex::RegexSet>> =
+        LazyLock::new(|| regex::RegexSet::new(RULES.iter().map(|r| r.regex.as_str())).ok());
+    match SET.as_ref() {
+        Some(set) => set.is_match(text),
+        None => true,
+    }
+}
+
+/// Whether `text` mentions a secret-like name anywhere (a JSON key such as `api_key` whose value
+/// the JSON pass would redact). Cheap, and only ever widens what gets the full treatment.
+fn names_a_secret(text: &str) -> bool {
+    const HINTS: [&str; 7] = [
+        "secret",
+        "token",
+        "passw",
+        "passphrase",
+        "credential",
+        "key",
+        "auth",
+    ];
+    let lower = text.to_ascii_lowercase();
+    HINTS.iter().any(|h| lower.contains(h))
 }
 
 /// A bound on repeat passes, far above what real text needs, so pathological input cannot loop.
@@ -86,6 +117,9 @@ fn redact_content(content: &mut Content) {
 /// rewritten (a value under a secret-named key as a whole), and the JSON is re-serialised only
 /// if something changed. Arguments that are not JSON are redacted as text.
 fn redact_arguments(arguments: &str) -> String {
+    if !might_contain_secret(arguments) && !names_a_secret(arguments) {
+        return arguments.to_string();
+    }
     let Ok(mut value) = serde_json::from_str::<Value>(arguments) else {
         return redact(arguments).into_owned();
     };
