@@ -8,6 +8,7 @@ use baton_core::compress::{Compressor, CompressorConfig};
 use baton_core::engine::{CompressRequest, ContextEngine};
 use baton_core::formats::load_file;
 use baton_core::message::{Message, ToolCall};
+use baton_core::tokens::{RoughCounter, TokenCounter};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -27,7 +28,7 @@ impl Lcg {
 }
 
 /// `n` messages: system, then rounds of user → assistant(tool call) → tool result → assistant.
-/// Tool results are 2-50 KB, skewed small (log-uniform), about a fifth of all messages.
+/// Tool results are 2-50 KB, skewed small, about a fifth of all messages.
 fn synthetic(n: usize) -> Vec<Message> {
     let mut rng = Lcg(42);
     let mut out = vec![Message::system(
@@ -43,7 +44,9 @@ fn synthetic(n: usize) -> Vec<Message> {
         out.push(Message::assistant_tool_calls(vec![ToolCall::function(
             &id, "Bash", cmd,
         )]));
-        let size = (2_000f64 * (25f64).powf((rng.next() % 1000) as f64 / 1000.0)) as usize;
+        // 2-50 KB, skewed to the small end (mean ≈ 10 KB), so 10,000 messages are ≈ 5M tokens.
+        let u = (rng.next() % 1000) as f64 / 1000.0;
+        let size = (2_000f64 * 25f64.powf(u * u)) as usize;
         let line = format!(
             "test module{i}::case ... FAILED at src/lib.rs:{}\n",
             rng.next() % 500
@@ -95,7 +98,12 @@ fn bench_synthetic(c: &mut Criterion) {
     for n in [1_000usize, 10_000, 100_000] {
         let messages = synthetic(n);
         let bytes: usize = messages.iter().map(|m| m.text().len()).sum();
-        eprintln!("{n} messages: {:.1} MB of text", bytes as f64 / 1e6);
+        let tokens: usize = messages.iter().map(|m| RoughCounter.count_message(m)).sum();
+        eprintln!(
+            "{n} messages: {:.1} MB of text, ~{:.1}M tokens",
+            bytes as f64 / 1e6,
+            tokens as f64 / 1e6
+        );
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::from_parameter(n), &messages, |b, m| {
             b.iter(|| black_box(compress_once(&runtime, m)))

@@ -250,14 +250,39 @@ pub fn exit_code(result: &str) -> Option<i32> {
     // Agents print the status at the start (Codex) or the end (everyone else) of the output;
     // scanning only those windows keeps this O(1) for multi-megabyte results.
     let (head, tail) = edges(result, 1_024, 4_096);
-    // The last report wins: polling tools print several.
-    let caps = re
-        .captures_iter(tail)
-        .last()
-        .or_else(|| re.captures_iter(head).last())?;
-    (1..=5)
-        .find_map(|i| caps.get(i))
-        .and_then(|m| m.as_str().parse().ok())
+    last_report(re, tail).or_else(|| last_report(re, head))
+}
+
+/// The last exit report in `window`. Every form contains the word "exit", so a literal scan
+/// finds the candidates and the pattern runs only on a short stretch around each (running it
+/// over the whole window was the most expensive step of summarizing long agent runs).
+fn last_report(re: &regex::Regex, window: &str) -> Option<i32> {
+    static EXIT: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["exit"])
+            .ok()
+    });
+    let starts: Vec<usize> = EXIT
+        .as_ref()?
+        .find_iter(window)
+        .map(|m| m.start())
+        .collect();
+    starts.into_iter().rev().find_map(|at| {
+        let from = floor_char(window, at.saturating_sub(32));
+        let to = floor_char(window, (at + 96).min(window.len()));
+        let caps = re.captures_iter(&window[from..to]).last()?;
+        (1..=5)
+            .find_map(|i| caps.get(i))
+            .and_then(|m| m.as_str().parse().ok())
+    })
+}
+
+fn floor_char(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// The first `head` and last `tail` bytes of `text` (cut at char boundaries); the whole text

@@ -49,10 +49,58 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 fn might_contain_secret(text: &str) -> bool {
     static SET: LazyLock<Option<regex::RegexSet>> =
         LazyLock::new(|| regex::RegexSet::new(RULES.iter().map(|r| r.regex.as_str())).ok());
-    match SET.as_ref() {
-        Some(set) => set.is_match(text),
-        None => true,
-    }
+    has_trigger(text)
+        && match SET.as_ref() {
+            Some(set) => set.is_match(text),
+            None => true,
+        }
+}
+
+/// Literals at least one of which every rule's match contains (case-insensitively): provider
+/// key prefixes, JWT and PEM openings, URL credentials, and the secret-like names. A literal
+/// scan runs at memory speed; most text has none of them and skips the rule set entirely.
+/// When a rule is added, its literal must be added here (the planted-secret tests go through
+/// this prefilter, so a missing literal fails them).
+const TRIGGERS: [&str; 29] = [
+    "sk-",
+    "sk_",
+    "rk_",
+    "whsec_",
+    "aiza",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "npm_",
+    "xox",
+    "hf_",
+    "gsk_",
+    "akia",
+    "asia",
+    "eyj",
+    "begin",
+    "://",
+    "authorization",
+    "bearer",
+    "passw",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "key",
+];
+
+fn has_trigger(text: &str) -> bool {
+    static AC: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(TRIGGERS)
+            .ok()
+    });
+    AC.as_ref().is_none_or(|ac| ac.is_match(text))
 }
 
 /// Whether `text` mentions a secret-like name anywhere (a JSON key such as `api_key` whose value
