@@ -44,7 +44,13 @@ fn assert_chained_compactions_keep_ledger_facts(name: &str, messages: &[Message]
         current.extend_from_slice(&messages[from..to]);
         from = to;
         let result = compress(&current, window(32_000));
-        assert_eq!(result.outcome, Outcome::Compressed, "{name} round {round}");
+        // Pruning alone may be enough (and a summary that would not shrink the prompt is
+        // refused), so any change counts; what must hold is that the facts survive.
+        assert!(
+            result.changed(),
+            "{name} round {round}: {:?}",
+            result.outcome
+        );
         current = result.messages;
     }
     // Facts count as kept when they are in the summary or verbatim in the kept messages
@@ -210,9 +216,16 @@ fn transcript_with_secrets() -> Vec<Message> {
         Message::tool("c2", format!("SLACK_BOT_TOKEN={}\n{pem}", SECRETS[6])),
         Message::assistant("All configured.".to_string()),
     ];
-    for i in 0..12 {
-        m.push(Message::user(format!("step {i}")));
-        m.push(Message::assistant(format!("did step {i}")));
+    // Enough ordinary conversation after the secrets that a summary is smaller than the span.
+    for i in 0..40 {
+        m.push(Message::user(format!(
+            "step {i}: {}",
+            "please check the deployment logs again ".repeat(8)
+        )));
+        m.push(Message::assistant(format!(
+            "did step {i}: {}",
+            "the service restarted and the health check passed ".repeat(8)
+        )));
     }
     m
 }
@@ -280,7 +293,12 @@ fn failing_summarizer_falls_back_to_the_extractive_summary() {
     let result = compress(&transcript_with_secrets(), config);
     assert_eq!(result.outcome, Outcome::Compressed);
     assert!(result.fallback_used);
-    assert_eq!(result.summarizer.as_deref(), Some("extractive"));
+    assert!(
+        result
+            .summarizer
+            .as_deref()
+            .is_some_and(|s| s.starts_with("extractive"))
+    );
     assert!(
         result
             .escalations

@@ -28,7 +28,8 @@ fn transcript() -> Vec<Message> {
             ),
         ));
         m.push(Message::assistant(format!(
-            "Attempt {i} failed; adjusting the tokenizer."
+            "Attempt {i} failed; adjusting the tokenizer. {}",
+            "The lexer splits the input on whitespace before the parser sees it. ".repeat(8)
         )));
     }
     m.push(Message::user("Also update the README when done."));
@@ -193,4 +194,22 @@ fn ineffective_compactions_judged_by_real_usage_block_automation() {
         engine.status().blocked.is_none(),
         "a reading under the threshold clears strikes"
     );
+}
+
+#[test]
+fn a_summary_that_would_grow_the_prompt_is_refused() {
+    // Short turns: any summary (prefix, sections, ledger) costs more than they do.
+    let mut input = vec![Message::system("You are terse.")];
+    for i in 0..12 {
+        input.push(Message::user(format!("q{i}")));
+        input.push(Message::assistant(format!("a{i}")));
+    }
+    let mut engine = Compressor::new(config());
+    let result = compress(&mut engine, &input, true, None);
+    match &result.outcome {
+        Outcome::NoOp { reason } => assert!(reason.contains("would not be smaller"), "{reason}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(result.messages, input, "nothing installed");
+    assert_eq!(result.tokens_after, result.tokens_before);
 }

@@ -127,6 +127,11 @@ impl Compressor {
             self.guard.record_success();
         }
         let mut result = report.result;
+        if !request.force && !result.changed() && tokens_before >= self.budgets.threshold_tokens {
+            // An automatic attempt that could not shrink the prompt: a second one this turn
+            // would fail the same way.
+            self.guard.record_compaction(turn, false, tokens_before);
+        }
         if result.outcome == Outcome::Compressed {
             self.tokens.compression_count += 1;
             self.guard

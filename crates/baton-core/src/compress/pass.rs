@@ -156,6 +156,23 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
     let final_messages = sanitize::strip_historical_media(sanitized);
     let tokens_after = tokens_of(&final_messages);
+    let pruned_tokens = tokens_of(&messages);
+    if tokens_after >= pruned_tokens {
+        // Short spans: the summary (with its prefix and the ledger) costs more than the turns
+        // it would replace. Installing it would grow the prompt, so it is refused.
+        let mut report = nothing_to_summarize(&ctx, messages, pruned_count, started);
+        let why = format!(
+            "a summary would not be smaller than the {} messages it replaces (~{pruned_tokens} → ~{tokens_after} tokens), so it was not installed",
+            end - start
+        );
+        match &mut report.result.outcome {
+            Outcome::NoOp { reason } => *reason = why,
+            _ => report.result.escalations.push(why),
+        }
+        report.primary_failure = chosen.primary_failure;
+        report.primary_succeeded = chosen.primary_succeeded;
+        return report;
+    }
 
     PassReport {
         primary_failure: chosen.primary_failure,
