@@ -60,10 +60,15 @@ impl Compressor {
     async fn compress_now(&mut self, request: CompressRequest<'_>) -> CompressionResult {
         let started = Instant::now();
         let messages = request.messages;
+        // Per-message estimates, computed once and shared with the pass.
+        let counts: Vec<u64> = messages
+            .iter()
+            .map(|m| RoughCounter.count_message(m) as u64)
+            .collect();
         let tokens_before = request
             .current_tokens
             .filter(|t| *t > 0)
-            .unwrap_or_else(|| estimate(messages));
+            .unwrap_or_else(|| counts.iter().sum());
         if !request.force && tokens_before < self.budgets.threshold_tokens {
             return CompressionResult::unchanged(
                 messages,
@@ -110,6 +115,7 @@ impl Compressor {
         }
         let report = run_pass(PassContext {
             messages,
+            counts: &counts,
             budgets: self.budgets,
             protect_first_n: self.config.protect_first_n,
             protect_last_n: self.config.protect_last_n,
@@ -154,13 +160,6 @@ fn budgets_for(config: &CompressorConfig) -> Budgets {
         max_output_tokens: config.max_output_tokens,
     }
     .budgets()
-}
-
-fn estimate(messages: &[Message]) -> u64 {
-    messages
-        .iter()
-        .map(|m| RoughCounter.count_message(m) as u64)
-        .sum()
 }
 
 /// Identifies the current user turn by its latest real user message and the message before

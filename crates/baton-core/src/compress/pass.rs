@@ -18,7 +18,7 @@ use crate::summary::extractive::ExtractiveSummarizer;
 use crate::summary::gate::check_and_repair;
 use crate::summary::ledger::TaskLedger;
 use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
-use crate::summary::redact::{redact, redact_message};
+use crate::summary::redact::{redact, redact_owned_message};
 use crate::summary::sections;
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
@@ -38,6 +38,8 @@ const ACTIVE_TASK_MAX_CHARS: usize = 1_400;
 /// Inputs of one pass that do not change during it.
 pub(crate) struct PassContext<'a> {
     pub messages: &'a [Message],
+    /// Rough tokens of each message of `messages`.
+    pub counts: &'a [u64],
     pub budgets: Budgets,
     pub protect_first_n: usize,
     pub protect_last_n: usize,
@@ -67,6 +69,43 @@ fn tokens_of(messages: &[Message]) -> u64 {
         .iter()
         .map(|m| counter().count_message(m) as u64)
         .sum()
+}
+
+/// Tokens of the pruned conversation, recounting only the messages pruning changed (it keeps
+/// positions; a changed message has different content).
+fn pruned_total(original: &[Message], counts: &[u64], pruned: &[Message]) -> u64 {
+    if original.len() != pruned.len() || counts.len() != original.len() {
+        return tokens_of(pruned);
+    }
+    original
+        .iter()
+        .zip(pruned)
+        .zip(counts)
+        .map(|((o, p), &c)| {
+            if same_content(o, p) {
+                c
+            } else {
+                counter().count_message(p) as u64
+            }
+        })
+        .sum()
+}
+
+/// Cheap check that pruning left a message alone: same text length and same call count
+/// (pruning replaces whole contents and arguments, never same-length edits).
+fn same_content(a: &Message, b: &Message) -> bool {
+    let len = |m: &Message| match &m.content {
+        Some(Content::Text(s)) => s.len(),
+        Some(Content::Parts(p)) => p.len() * 1_000_003 + m.text().len(),
+        _ => 0,
+    };
+    let args = |m: &Message| {
+        m.calls()
+            .iter()
+            .map(|c| c.function.arguments.len())
+            .sum::<usize>()
+    };
+    len(a) == len(b) && args(a) == args(b)
 }
 
 fn text_tokens(text: &str) -> u64 {
@@ -123,16 +162,22 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     if turns.is_empty() {
         return nothing_to_summarize(&ctx, messages, pruned_count, started);
     }
-    let span_tokens: u64 = turns
-        .iter()
-        .map(|m| counter().count_message(m) as u64)
-        .sum();
+    // The original span's size (pruning keeps positions, so the counts line up); earlier
+    // summaries are part of what is replaced.
+    let span_tokens: u64 = if ctx.messages.len() == messages.len() {
+        ctx.counts[start..end].iter().sum()
+    } else {
+        turns
+            .iter()
+            .map(|m| counter().count_message(m) as u64)
+            .sum()
+    };
     let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
     // Summarizers and the ledger read bounded, redacted views: the start and end of each long
     // result, with exact counts of what was cut (see `summary::view`).
     let views: Vec<Message> = turns
         .iter()
-        .map(|m| redact_message(&message_view(m, ViewLimits::EXTRACTIVE)))
+        .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
         .collect();
     let ledger = build_ledger(previous.as_deref(), &views, &messages);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
@@ -156,7 +201,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
     let final_messages = sanitize::strip_historical_media(sanitized);
     let tokens_after = tokens_of(&final_messages);
-    let pruned_tokens = tokens_of(&messages);
+    let pruned_tokens = pruned_total(ctx.messages, ctx.counts, &messages);
     if tokens_after >= pruned_tokens {
         // Short spans: the summary (with its prefix and the ledger) costs more than the turns
         // it would replace. Installing it would grow the prompt, so it is refused.
@@ -477,7 +522,7 @@ async fn summarize_once(
         prompt_views = req
             .turns
             .iter()
-            .map(|m| redact_message(&message_view(m, ViewLimits::PROMPT)))
+            .map(|m| redact_owned_message(message_view(m, ViewLimits::PROMPT).into_owned()))
             .collect();
         &prompt_views
     } else {

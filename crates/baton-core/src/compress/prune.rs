@@ -306,12 +306,16 @@ impl Pruner<'_> {
             .or(message.name.as_deref())
             .unwrap_or("");
         let arguments = call.map_or("", |c| c.function.arguments.as_str());
-        let (text, has_images) = match message.content.as_ref()? {
-            Content::Text(s) => (s.clone(), false),
-            Content::Parts(parts) => (substantive_text(parts), parts.iter().any(|p| p.is_image())),
+        // The text is read in place: copying every old result first cost more than stubbing.
+        let (stub, has_images) = match message.content.as_ref()? {
+            Content::Text(s) => (self.stub_for(name, arguments, s), false),
+            Content::Parts(parts) => (
+                self.stub_for(name, arguments, &substantive_text(parts)),
+                parts.iter().any(|p| p.is_image()),
+            ),
             Content::Null => return None,
         };
-        if let Some(stub) = self.stub_for(name, arguments, &text) {
+        if let Some(stub) = stub {
             message.content = Some(Content::Text(stub));
             return Some(Demotion::Stubbed);
         }

@@ -88,16 +88,16 @@ struct Span<'a> {
     requests: Vec<(usize, String)>,
     /// Positions of assistant messages with text.
     replies: Vec<usize>,
-    calls: Vec<Call>,
+    calls: Vec<Call<'a>>,
 }
 
-/// One tool call, classified once, with its result text.
-struct Call {
-    name: String,
+/// One tool call, classified once, with its result text (borrowed from the span).
+struct Call<'a> {
+    name: &'a str,
     action: ToolAction,
     /// Raw arguments, shown only for tools nothing else is known about.
-    arguments: String,
-    result: Option<String>,
+    arguments: &'a str,
+    result: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl<'a> Span<'a> {
@@ -128,14 +128,14 @@ impl<'a> Span<'a> {
     }
 }
 
-impl Call {
-    fn new(pair: &PairedCall<'_>) -> Self {
+impl<'a> Call<'a> {
+    fn new(pair: &PairedCall<'a>) -> Self {
         let f = &pair.call.function;
         Call {
-            name: f.name.clone(),
+            name: &f.name,
             action: tool_action::classify(&f.name, &f.arguments),
-            arguments: f.arguments.clone(),
-            result: pair.result.map(Message::text),
+            arguments: &f.arguments,
+            result: pair.result.map(ledger::message_text),
         }
     }
 
@@ -444,10 +444,16 @@ fn goal(span: &Span<'_>, prev: Option<&str>) -> String {
 /// The previous summary's numbered actions, then one per tool call of the span, numbered on.
 fn actions(span: &Span<'_>, prev: Option<&str>) -> Actions {
     let mut items = prev.map(carried_actions).unwrap_or_default();
-    let mut next = items.iter().map(|(n, _)| *n).max().unwrap_or(0) + 1;
-    for call in &span.calls {
-        items.push((next, call.describe()));
-        next += 1;
+    let first = items.iter().map(|(n, _)| *n).max().unwrap_or(0) + 1;
+    let next = first + span.calls.len() as u64;
+    // Only the lines that survive the cap are described (describing reads each result): the
+    // first ones overall and the latest ones.
+    let head_room = HEAD_ACTIONS.saturating_sub(items.len());
+    let tail_room = MAX_ACTIONS - HEAD_ACTIONS;
+    for (k, call) in span.calls.iter().enumerate() {
+        if k < head_room || k + tail_room >= span.calls.len() {
+            items.push((first + k as u64, call.describe()));
+        }
     }
     if items.len() > MAX_ACTIONS {
         items.drain(HEAD_ACTIONS..items.len() - (MAX_ACTIONS - HEAD_ACTIONS));

@@ -118,10 +118,12 @@ impl TaskLedger {
 
     fn record_call(&mut self, pair: PairedCall<'_>) {
         let action = tool_action::classify(&pair.call.function.name, &pair.call.function.arguments);
-        let result = pair.result.map(Message::text);
         match &action {
             ToolAction::Read { path, .. } => self.note_read(path),
-            ToolAction::Command { command } => self.note_command(command, result.as_deref()),
+            ToolAction::Command { command } => {
+                let result = pair.result.map(message_text);
+                self.note_command(command, result.as_deref());
+            }
             _ => {}
         }
         for path in action.modified_paths() {
@@ -624,6 +626,15 @@ pub fn is_reply(m: &Message) -> bool {
 pub fn is_summary(m: &Message) -> bool {
     let head = leading_text(m).trim_start();
     m.extra.contains_key(SUMMARY_MARKER_KEY) || SUMMARY_PREFIXES.iter().any(|p| head.starts_with(p))
+}
+
+/// The message's text, borrowed when it is a plain string (the common case for tool results,
+/// which can be megabytes).
+pub fn message_text(m: &Message) -> std::borrow::Cow<'_, str> {
+    match &m.content {
+        Some(Content::Text(s)) => std::borrow::Cow::Borrowed(s),
+        _ => std::borrow::Cow::Owned(m.text()),
+    }
 }
 
 /// The message's first text, borrowed: prefix checks must not copy a multi-megabyte result.

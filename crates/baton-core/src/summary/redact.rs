@@ -134,7 +134,11 @@ pub fn contains_secret(text: &str) -> bool {
 /// A copy of `m` with secrets redacted from its text content, its tool-call arguments and its
 /// reasoning text. Ids, names and unknown fields are kept: they are structure, not prose.
 pub fn redact_message(m: &Message) -> Message {
-    let mut out = m.clone();
+    redact_owned_message(m.clone())
+}
+
+/// [`redact_message`] for a message the caller already owns (no copy).
+pub fn redact_owned_message(mut out: Message) -> Message {
     if let Some(content) = &mut out.content {
         redact_content(content);
     }
