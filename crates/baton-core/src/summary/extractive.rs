@@ -152,7 +152,7 @@ impl<'a> Call<'a> {
 
     fn target(&self) -> String {
         match &self.action {
-            ToolAction::Other => one_line(&self.arguments, TARGET_MAX_CHARS),
+            ToolAction::Other => one_line(self.arguments, TARGET_MAX_CHARS),
             action => target(action),
         }
     }
