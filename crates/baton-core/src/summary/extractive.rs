@@ -20,6 +20,10 @@ use std::sync::LazyLock;
 /// most recent.
 const MAX_ACTIONS: usize = 60;
 const HEAD_ACTIONS: usize = 10;
+/// Extra Completed Actions kept because they are about the focus topic.
+const MAX_FOCUS_ACTIONS: usize = 20;
+/// Focus-topic sentences quoted under Critical Context.
+const MAX_FOCUS_EXCERPTS: usize = 8;
 const MAX_BLOCKERS: usize = 5;
 const MAX_DECISIONS: usize = 30;
 const MAX_CONSTRAINTS: usize = 20;
@@ -137,6 +141,15 @@ impl<'a> Call<'a> {
             arguments: &f.arguments,
             result: pair.result.map(ledger::message_text),
         }
+    }
+
+    /// Whether the call's name, arguments or target mention any of `terms` (lowercase).
+    fn mentions_any(&self, terms: &[String]) -> bool {
+        if terms.is_empty() {
+            return false;
+        }
+        let hay = format!("{} {}", self.name, self.arguments).to_lowercase();
+        terms.iter().any(|t| hay.contains(t.as_str()))
     }
 
     /// "ACTION target — outcome [tool: name]".
@@ -326,6 +339,7 @@ struct Draft {
 impl Draft {
     fn build(input: &SummaryInput<'_>) -> Self {
         let span = Span::new(input.turns);
+        let focus = focus_terms(input.focus_topic);
         let prev = input.previous_summary;
         let (constraints, decisions) = user_statements(&span, prev);
         let (resolved, pending) = questions(&span, prev, input.ledger);
@@ -335,7 +349,7 @@ impl Draft {
             active_task: active_task(input.ledger, &span, prev),
             goal: goal(&span, prev),
             constraints,
-            actions: actions(&span, prev),
+            actions: actions(&span, prev, &focus),
             active_state: active_state(input.ledger, &span),
             in_progress: in_progress(&span),
             blocked,
@@ -344,7 +358,7 @@ impl Draft {
             pending,
             files: relevant_files(input.ledger, &span),
             remaining,
-            critical: critical_context(&span, input.focus_topic),
+            critical: critical_context(&span, input.focus_topic, &focus),
             ledger: input.ledger.render(),
         }
     }
@@ -442,26 +456,86 @@ fn goal(span: &Span<'_>, prev: Option<&str>) -> String {
 }
 
 /// The previous summary's numbered actions, then one per tool call of the span, numbered on.
-fn actions(span: &Span<'_>, prev: Option<&str>) -> Actions {
+fn actions(span: &Span<'_>, prev: Option<&str>, focus: &[String]) -> Actions {
     let mut items = prev.map(carried_actions).unwrap_or_default();
     let first = items.iter().map(|(n, _)| *n).max().unwrap_or(0) + 1;
     let next = first + span.calls.len() as u64;
     // Only the lines that survive the cap are described (describing reads each result): the
-    // first ones overall and the latest ones.
+    // first ones overall, the latest ones, and, with a focus topic, the calls about it.
     let head_room = HEAD_ACTIONS.saturating_sub(items.len());
     let tail_room = MAX_ACTIONS - HEAD_ACTIONS;
+    let mut focused = 0;
+    let mut kept_focus: Vec<u64> = Vec::new();
     for (k, call) in span.calls.iter().enumerate() {
-        if k < head_room || k + tail_room >= span.calls.len() {
+        let edge = k < head_room || k + tail_room >= span.calls.len();
+        let on_topic = !edge && focused < MAX_FOCUS_ACTIONS && call.mentions_any(focus);
+        if edge || on_topic {
             items.push((first + k as u64, call.describe()));
         }
+        if on_topic {
+            focused += 1;
+            kept_focus.push(first + k as u64);
+        }
     }
-    if items.len() > MAX_ACTIONS {
-        items.drain(HEAD_ACTIONS..items.len() - (MAX_ACTIONS - HEAD_ACTIONS));
+    let cap = MAX_ACTIONS + kept_focus.len();
+    if items.len() > cap {
+        // Drop from the middle, but never the focus-topic lines.
+        let mut excess = items.len() - cap;
+        let mut i = HEAD_ACTIONS;
+        while excess > 0 && i < items.len() {
+            if kept_focus.contains(&items[i].0) {
+                i += 1;
+            } else {
+                items.remove(i);
+                excess -= 1;
+            }
+        }
     }
     Actions {
         items,
         last_number: next - 1,
     }
+}
+
+/// Lowercased words (3+ characters) of a focus topic, for matching; CJK topics are kept whole
+/// (they have no spaces to split on).
+fn focus_terms(focus: Option<&str>) -> Vec<String> {
+    let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) else {
+        return Vec::new();
+    };
+    let words: Vec<String> = focus
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3 || w.chars().any(|c| !c.is_ascii()))
+        .map(str::to_lowercase)
+        .collect();
+    if words.is_empty() {
+        vec![focus.to_lowercase()]
+    } else {
+        words
+    }
+}
+
+/// Sentences of user and assistant messages that mention the focus topic (newest last).
+fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
+    if focus.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for m in span
+        .turns
+        .iter()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+    {
+        let text = ledger::message_text(m);
+        for sentence in ledger::sentences(&text) {
+            let lower = sentence.to_lowercase();
+            if focus.iter().any(|t| lower.contains(t.as_str())) {
+                push_unique(&mut out, one_line(&sentence, LINE_MAX_CHARS));
+            }
+        }
+    }
+    let skip = out.len().saturating_sub(MAX_FOCUS_EXCERPTS);
+    out.into_iter().skip(skip).collect()
 }
 
 /// Numbered lines keep their numbers; bullets (a model's list) are numbered after them.
@@ -738,13 +812,16 @@ fn remaining_work(pending: &Bullets, blocked: &Bullets) -> Vec<String> {
     lines
 }
 
-fn critical_context(span: &Span<'_>, focus: Option<&str>) -> Vec<String> {
+fn critical_context(span: &Span<'_>, focus: Option<&str>, terms: &[String]) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
         lines.push(format!(
             "- Focus requested for this compaction: {}",
             one_line(focus, LINE_MAX_CHARS)
         ));
+        for excerpt in focus_excerpts(span, terms) {
+            lines.push(format!("- On the focus topic: {excerpt}"));
+        }
     }
     if let Some(&j) = span.replies.last() {
         let excerpt = one_line(&span.turns[j].text(), EXCERPT_MAX_CHARS);
@@ -970,6 +1047,47 @@ mod tests {
         assert!(actions.contains("10. RAN `step 9`"));
         assert!(actions.contains("\n… 15 earlier actions omitted\n26. RAN `step 25`"));
         assert!(actions.contains("\n75. RAN `step 74`"));
+    }
+
+    #[test]
+    fn focus_topic_keeps_on_topic_actions_from_the_middle_and_quotes_them() {
+        let mut turns = vec![Message::user("loop")];
+        for i in 0..(MAX_ACTIONS + 40) {
+            let cmd = if i == 30 {
+                "psql -c 'select 1' --dbname billing".to_string()
+            } else {
+                format!("step {i}")
+            };
+            let args = serde_json::json!({ "command": cmd }).to_string();
+            turns.push(calls(&[(&format!("c{i}"), "Bash", &args)]));
+            turns.push(Message::tool(format!("c{i}"), "exit code: 0"));
+        }
+        turns.push(Message::assistant(
+            "The billing database answered; the schema looks fine.",
+        ));
+        let ledger = observed(&turns);
+        let input = SummaryInput {
+            turns: &turns,
+            previous_summary: None,
+            focus_topic: Some("the Billing database"),
+            budget_tokens: 100_000,
+            ledger: &ledger,
+            prompt: "",
+        };
+        let out = summarize_extractively(&input);
+        let actions = body(&out, sections::COMPLETED_ACTIONS);
+        assert!(
+            actions.contains("31. RAN `psql -c 'select 1' --dbname billing`"),
+            "{actions}"
+        );
+        let critical = body(&out, sections::CRITICAL_CONTEXT);
+        assert!(
+            critical.contains("On the focus topic: The billing database answered"),
+            "{critical}"
+        );
+        // Without the focus, that middle action is omitted.
+        let plain = summarize(&turns, &ledger, None, 100_000);
+        assert!(!body(&plain, sections::COMPLETED_ACTIONS).contains("--dbname billing"));
     }
 
     #[test]
