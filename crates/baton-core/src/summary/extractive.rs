@@ -505,7 +505,7 @@ fn focus_terms(focus: Option<&str>) -> Vec<String> {
     };
     let words: Vec<String> = focus
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 3 || w.chars().any(|c| !c.is_ascii()))
+        .filter(|w| w.chars().count() >= 3 || !w.is_ascii())
         .map(str::to_lowercase)
         .collect();
     if words.is_empty() {
