@@ -1,0 +1,93 @@
+//! Baton's session store: sessions, their messages, token usage, titles and compression lineage,
+//! persisted in SQLite with a schema compatible with the reference SessionDB.
+//!
+//! [`SessionStore`] is the interface the agent uses; [`SqliteStore`] is the embedded default.
+//! Messages are stored with every field they arrived with, so reading a session gives back
+//! exactly the [`baton_core::Message`] values that were appended.
+
+mod codec;
+pub mod error;
+pub mod export;
+pub mod lineage;
+pub mod open;
+pub mod prune;
+pub mod query;
+pub mod retry;
+mod rng;
+pub mod schema;
+pub mod search;
+pub mod session;
+pub mod sqlite;
+pub mod title;
+
+pub use error::{Result, StoreError};
+pub use export::{ExportScope, export_jsonl};
+pub use open::{JournalMode, OpenOptions};
+pub use retry::with_write_tx;
+pub use schema::SCHEMA_VERSION;
+pub use search::{SearchError, SearchHit, SearchQuery, search};
+pub use session::{ListedSession, NewSession, Session, SessionFilter, end_reason, new_session_id};
+pub use sqlite::SqliteStore;
+pub use title::{MAX_TITLE_LENGTH, clean_title};
+
+use baton_core::Message;
+use baton_core::usage::CanonicalUsage;
+use std::time::Duration;
+
+/// Persistence of sessions and their transcripts.
+pub trait SessionStore: Send + Sync {
+    /// Creates a session and returns its id. An existing id is left as it was (first write
+    /// wins), so retrying a create is harmless.
+    fn create_session(&self, new: NewSession) -> Result<String>;
+
+    /// Ends a session. The first end reason wins: returns `false` when it had already ended.
+    fn end_session(&self, id: &str, reason: &str) -> Result<bool>;
+
+    fn get_session(&self, id: &str) -> Result<Option<Session>>;
+
+    /// Newest first. Unless `include_children`, compression children and subagents are hidden
+    /// and each compression chain appears once, as its tip with the root's start time.
+    fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<ListedSession>>;
+
+    /// Appends messages in one transaction and updates the message and tool-call counters.
+    fn append_messages(&self, session_id: &str, messages: &[Message]) -> Result<()>;
+
+    /// Every message of the session, in append order.
+    fn messages(&self, session_id: &str) -> Result<Vec<Message>>;
+
+    /// Adds one API call's token usage (and its estimated cost, if known) to the session.
+    fn add_usage(
+        &self,
+        session_id: &str,
+        usage: &CanonicalUsage,
+        cost_usd: Option<f64>,
+    ) -> Result<()>;
+
+    /// Cleans and sets the title; an empty title clears it. Returns the stored title.
+    fn set_title(&self, session_id: &str, title: &str) -> Result<Option<String>>;
+
+    /// The title a continuation of `title` should get ("Refactor auth" -> "Refactor auth #2").
+    fn next_title_in_lineage(&self, title: &str) -> Result<String>;
+
+    /// The newest session of the compression chain that starts at `id` (`id` itself when it
+    /// was not compressed, or does not exist).
+    fn compression_tip(&self, id: &str) -> Result<String>;
+
+    /// The ids of the compression chain containing `id`, root first.
+    fn compression_chain(&self, id: &str) -> Result<Vec<String>>;
+
+    /// Deletes a session and its messages; its children are kept and detached. `false` when
+    /// there was no such session.
+    fn delete_session(&self, id: &str) -> Result<bool>;
+
+    /// Deletes ended sessions older than `older_than`, a compression chain only when all of it
+    /// qualifies. Returns the number of sessions deleted.
+    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<usize>;
+
+    fn get_meta(&self, key: &str) -> Result<Option<String>>;
+    fn set_meta(&self, key: &str, value: &str) -> Result<()>;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod search_tests;

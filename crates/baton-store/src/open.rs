@@ -1,0 +1,179 @@
+//! Opening a database file: refuse what is not SQLite, refuse a newer schema before writing
+//! anything, then set the pragmas and bring the schema up to date.
+
+use crate::error::{Result, StoreError};
+use crate::retry::with_write_tx;
+use crate::schema;
+use rusqlite::{Connection, OpenFlags};
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+/// The first 16 bytes of every SQLite 3 database file.
+pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Default SQLite busy timeout. Short on purpose: contention is handled by the jittered retries
+/// of the write path, not by SQLite's deterministic busy handler.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Errors from `PRAGMA journal_mode=WAL` that mean the filesystem cannot do WAL (NFS, SMB,
+/// FUSE); the database then runs in rollback-journal mode instead.
+const WAL_INCOMPATIBLE_MARKERS: [&str; 3] =
+    ["locking protocol", "not authorized", "disk i/o error"];
+
+/// How to open a store.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// Open without writing anything: no schema creation or migration, no pragma that writes.
+    pub read_only: bool,
+    pub busy_timeout: Duration,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            read_only: false,
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+        }
+    }
+}
+
+/// The journal mode the connection ended up in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JournalMode {
+    Wal,
+    /// WAL could not be enabled on this filesystem.
+    Delete,
+    /// Anything else SQLite reported (e.g. `memory` for in-memory databases), or, for a
+    /// read-only open, whatever mode the file is in.
+    Other(String),
+}
+
+impl JournalMode {
+    fn parse(s: &str) -> JournalMode {
+        match s.to_ascii_lowercase().as_str() {
+            "wal" => JournalMode::Wal,
+            "delete" => JournalMode::Delete,
+            other => JournalMode::Other(other.to_string()),
+        }
+    }
+}
+
+/// An open connection and what opening it found.
+pub(crate) struct Opened {
+    pub conn: Connection,
+    pub journal_mode: JournalMode,
+}
+
+/// Opens (creating when allowed) the database at `path`.
+pub(crate) fn open_path(path: &Path, opts: &OpenOptions) -> Result<Opened> {
+    check_header(path, opts.read_only)?;
+    let flags = if opts.read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    };
+    let mut conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(opts.busy_timeout)?;
+    // Before anything that could write: a newer database is left exactly as it is.
+    schema::check_not_newer(&conn, path)?;
+    if opts.read_only {
+        conn.pragma_update(None, "query_only", true)?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        return Ok(Opened {
+            conn,
+            journal_mode: JournalMode::parse(&mode),
+        });
+    }
+    let journal_mode = apply_wal_with_fallback(&conn)?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    with_write_tx(&mut conn, |tx| schema::init(tx, path))?;
+    Ok(Opened { conn, journal_mode })
+}
+
+/// An in-memory database with the current schema (tests, ephemeral sessions).
+pub(crate) fn open_memory() -> Result<Opened> {
+    let mut conn = Connection::open_in_memory()?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    with_write_tx(&mut conn, |tx| schema::init(tx, Path::new(":memory:")))?;
+    Ok(Opened {
+        conn,
+        journal_mode: JournalMode::Other("memory".into()),
+    })
+}
+
+/// A non-empty file must start with the SQLite header. A missing file is created (with its
+/// directory) unless opening read-only.
+fn check_header(path: &Path, read_only: bool) -> Result<()> {
+    let io_err = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(StoreError::NotSqlite {
+            path: path.to_path_buf(),
+        }),
+        Ok(meta) if meta.len() == 0 => Ok(()),
+        Ok(_) => {
+            let mut header = [0u8; 16];
+            let mut file = std::fs::File::open(path).map_err(io_err)?;
+            match file.read_exact(&mut header) {
+                Ok(()) if &header == SQLITE_HEADER => Ok(()),
+                Ok(()) => Err(StoreError::NotSqlite {
+                    path: path.to_path_buf(),
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    Err(StoreError::NotSqlite {
+                        path: path.to_path_buf(),
+                    })
+                }
+                Err(e) => Err(io_err(e)),
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !read_only => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(io_err)?;
+            }
+            Ok(())
+        }
+        Err(e) => Err(io_err(e)),
+    }
+}
+
+/// Switches to WAL; on a filesystem that cannot do WAL, falls back to the rollback journal.
+fn apply_wal_with_fallback(conn: &Connection) -> Result<JournalMode> {
+    match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+        Ok(mode) => Ok(JournalMode::parse(&mode)),
+        Err(e) if is_wal_incompatible(&e) => {
+            conn.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0))?;
+            Ok(JournalMode::Delete)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// True for the errors that mean "this filesystem cannot do WAL".
+pub(crate) fn is_wal_incompatible(e: &rusqlite::Error) -> bool {
+    let text = e.to_string().to_lowercase();
+    WAL_INCOMPATIBLE_MARKERS.iter().any(|m| text.contains(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(code: i32, msg: &str) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(msg.into()))
+    }
+
+    #[test]
+    fn wal_incompatibility_is_recognised_only_for_filesystem_errors() {
+        assert!(is_wal_incompatible(&failure(15, "locking protocol")));
+        assert!(is_wal_incompatible(&failure(10, "disk I/O error")));
+        assert!(is_wal_incompatible(&failure(23, "not authorized")));
+        assert!(!is_wal_incompatible(&failure(5, "database is locked")));
+    }
+}

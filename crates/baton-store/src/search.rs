@@ -1,0 +1,612 @@
+//! Full-text search over `messages` using the two FTS5 tables of the
+//! reference schema (`messages_fts` unicode61, `messages_fts_trigram`).
+//!
+//! Each sanitized term is answered by the index that can answer it
+//! ([`Route`]): unicode61 + bm25 for words (plus a verified trigram
+//! supplement so identifiers glued to CJK text are found), trigram for CJK
+//! terms of >= 3 characters, and a LIKE scan ranked by occurrence count for
+//! 1-2 character CJK terms. Per-term scores are normalised to (0, 1] and
+//! combined with the query's boolean structure (AND = intersection, OR =
+//! union, NOT = difference), so mixed English + CJK queries keep AND
+//! semantics. Ties are broken by recency.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{Connection, params_from_iter, types::Value};
+use serde::{Deserialize, Serialize};
+
+use crate::query::{self, ParsedQuery, Route, Term};
+
+/// At most this many candidates are fetched per positive term (best first).
+pub const TERM_CANDIDATE_CAP: i64 = 5000;
+/// Characters of context either side of a match in built snippets.
+pub const SNIPPET_CONTEXT_CHARS: usize = 40;
+/// Score weight of a word found only through the trigram supplement.
+const SUPPLEMENT_WEIGHT: f64 = 0.6;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchQuery {
+    pub text: String,
+    /// Empty = any role.
+    pub roles: Vec<String>,
+    /// Session sources (`sessions.source`); empty = any.
+    pub sources: Vec<String>,
+    /// Only these sessions; empty = any.
+    pub session_ids: Vec<String>,
+    pub exclude_session_ids: Vec<String>,
+    /// Inclusive lower bound on `messages.timestamp`.
+    pub since: Option<f64>,
+    /// Inclusive upper bound on `messages.timestamp`.
+    pub until: Option<f64>,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+impl Default for SearchQuery {
+    fn default() -> Self {
+        Self {
+            text: String::new(),
+            roles: Vec::new(),
+            sources: Vec::new(),
+            session_ids: Vec::new(),
+            exclude_session_ids: Vec::new(),
+            since: None,
+            until: None,
+            limit: 20,
+            offset: 0,
+        }
+    }
+}
+
+impl SearchQuery {
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub message_id: i64,
+    pub session_id: String,
+    pub role: String,
+    pub timestamp: f64,
+    pub source: String,
+    /// Context around the match, the match marked `>>>` ... `<<<`.
+    pub snippet: String,
+    /// Higher is better; comparable within one result list only.
+    pub score: f64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("search for {query:?} failed: {source}")]
+    Sqlite {
+        query: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+/// How a term matched one message (drives the snippet).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Via {
+    /// unicode61 match: use FTS5 `snippet()`.
+    Fts,
+    /// Substring match: build a char window around the needle.
+    Window,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TermHit {
+    score: f64,
+    via: Via,
+}
+
+type TermHits = HashMap<i64, TermHit>;
+
+/// Search messages. A query with nothing searchable returns `Ok(vec![])`.
+pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, SearchError> {
+    let wrap = |source| SearchError::Sqlite {
+        query: q.text.clone(),
+        source,
+    };
+    let parsed = query::parse(&q.text);
+    if parsed.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    Searcher { conn, q }.run(&parsed).map_err(wrap)
+}
+
+struct Searcher<'a> {
+    conn: &'a Connection,
+    q: &'a SearchQuery,
+}
+
+struct Row {
+    content: String,
+    tool_name: String,
+    tool_calls: String,
+}
+
+impl Row {
+    /// The indexed text (same concatenation as the FTS triggers).
+    fn haystack(&self) -> String {
+        format!("{} {} {}", self.content, self.tool_name, self.tool_calls)
+    }
+}
+
+impl Searcher<'_> {
+    fn filters(&self, sql: &mut String, params: &mut Vec<Value>) {
+        let q = self.q;
+        let mut in_list = |col: &str, not: bool, vals: &[String]| {
+            if vals.is_empty() {
+                return;
+            }
+            let marks = vec!["?"; vals.len()].join(",");
+            let neg = if not { "NOT " } else { "" };
+            sql.push_str(&format!(" AND {col} {neg}IN ({marks})"));
+            params.extend(vals.iter().map(|v| Value::Text(v.clone())));
+        };
+        in_list("m.role", false, &q.roles);
+        in_list("s.source", false, &q.sources);
+        in_list("m.session_id", false, &q.session_ids);
+        in_list("m.session_id", true, &q.exclude_session_ids);
+        if let Some(t) = q.since {
+            sql.push_str(" AND m.timestamp >= ?");
+            params.push(Value::Real(t));
+        }
+        if let Some(t) = q.until {
+            sql.push_str(" AND m.timestamp <= ?");
+            params.push(Value::Real(t));
+        }
+    }
+
+    fn run(&self, parsed: &ParsedQuery) -> rusqlite::Result<Vec<SearchHit>> {
+        let mut timestamps: HashMap<i64, f64> = HashMap::new();
+        // Per group: the positive terms with their hits.
+        let mut group_hits: Vec<Vec<(Term, TermHits)>> = Vec::new();
+        // id -> (score, group index)
+        let mut best: HashMap<i64, (f64, usize)> = HashMap::new();
+
+        for (gi, group) in parsed.groups.iter().enumerate() {
+            let mut pos = Vec::new();
+            for t in &group.must {
+                let hits = self.term_hits(t, TERM_CANDIDATE_CAP, &mut timestamps)?;
+                pos.push((t.clone(), hits));
+            }
+            let mut neg: HashSet<i64> = HashSet::new();
+            for t in &group.must_not {
+                neg.extend(self.term_hits(t, -1, &mut timestamps)?.into_keys());
+            }
+            if let Some(smallest) = pos.iter().map(|(_, h)| h).min_by_key(|h| h.len()) {
+                for id in smallest.keys() {
+                    if neg.contains(id) {
+                        continue;
+                    }
+                    let mut score = 0.0;
+                    let mut all = true;
+                    for (_, h) in &pos {
+                        match h.get(id) {
+                            Some(hit) => score += hit.score,
+                            None => {
+                                all = false;
+                                break;
+                            }
+                        }
+                    }
+                    if all {
+                        let e = best.entry(*id).or_insert((score, gi));
+                        if score > e.0 {
+                            *e = (score, gi);
+                        }
+                    }
+                }
+            }
+            group_hits.push(pos);
+        }
+
+        let mut ranked: Vec<(i64, f64, usize)> =
+            best.into_iter().map(|(id, (s, g))| (id, s, g)).collect();
+        ranked.sort_by(|a, b| {
+            let ta = timestamps.get(&a.0).copied().unwrap_or(0.0);
+            let tb = timestamps.get(&b.0).copied().unwrap_or(0.0);
+            b.1.total_cmp(&a.1)
+                .then(tb.total_cmp(&ta))
+                .then(b.0.cmp(&a.0))
+        });
+
+        let mut out = Vec::new();
+        for (id, score, gi) in ranked.into_iter().skip(self.q.offset).take(self.q.limit) {
+            out.push(self.hit(id, score, &group_hits[gi])?);
+        }
+        Ok(out)
+    }
+
+    /// Every message matching one term, scored in (0, 1].
+    fn term_hits(
+        &self,
+        term: &Term,
+        cap: i64,
+        timestamps: &mut HashMap<i64, f64>,
+    ) -> rusqlite::Result<TermHits> {
+        let mut hits = TermHits::new();
+        match term.route() {
+            Route::Word => {
+                let raw = self.fts_scores("messages_fts", &term.fts5(), None, cap, timestamps)?;
+                normalise_into(&mut hits, raw, 1.0, Via::Fts);
+                // Identifiers glued to CJK (`配置config_path文件`) are not
+                // unicode61 tokens; find them by substring and keep those
+                // whose match is not inside a longer Latin word.
+                if term.text.chars().count() >= 3 {
+                    let raw = self.supplement(term, cap, timestamps)?;
+                    normalise_into(&mut hits, raw, SUPPLEMENT_WEIGHT, Via::Window);
+                }
+            }
+            Route::Substring => {
+                let m = query::fts5_quote(&term.text);
+                let raw = self.fts_scores("messages_fts_trigram", &m, None, cap, timestamps)?;
+                normalise_into(&mut hits, raw, 1.0, Via::Window);
+            }
+            Route::Short => {
+                let raw = self.scan(term, cap, timestamps)?;
+                normalise_into(&mut hits, raw, 1.0, Via::Window);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// `(id, -bm25)` for a MATCH on one FTS table, optionally excluding the
+    /// rows matched by `exclude_u61` on the unicode61 table.
+    fn fts_scores(
+        &self,
+        table: &str,
+        matcher: &str,
+        exclude_u61: Option<&str>,
+        cap: i64,
+        timestamps: &mut HashMap<i64, f64>,
+    ) -> rusqlite::Result<Vec<(i64, f64)>> {
+        Ok(self
+            .fts_rows(table, matcher, exclude_u61, cap, false, timestamps)?
+            .into_iter()
+            .map(|(id, s, _)| (id, s))
+            .collect())
+    }
+
+    fn fts_rows(
+        &self,
+        table: &str,
+        matcher: &str,
+        exclude_u61: Option<&str>,
+        cap: i64,
+        with_text: bool,
+        timestamps: &mut HashMap<i64, f64>,
+    ) -> rusqlite::Result<Vec<(i64, f64, Option<Row>)>> {
+        let mut sql = format!(
+            "SELECT m.id, m.timestamp, -bm25({table}), \
+             COALESCE(m.content, ''), COALESCE(m.tool_name, ''), COALESCE(m.tool_calls, '') \
+             FROM {table} JOIN messages m ON m.id = {table}.rowid \
+             JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?"
+        );
+        let mut params = vec![Value::Text(matcher.to_string())];
+        if let Some(ex) = exclude_u61 {
+            sql.push_str(
+                " AND m.id NOT IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)",
+            );
+            params.push(Value::Text(ex.to_string()));
+        }
+        self.filters(&mut sql, &mut params);
+        sql.push_str(" ORDER BY rank LIMIT ?");
+        params.push(Value::Integer(cap));
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params_from_iter(params), |r| {
+            let row = if with_text {
+                Some(Row {
+                    content: r.get(3)?,
+                    tool_name: r.get(4)?,
+                    tool_calls: r.get(5)?,
+                })
+            } else {
+                None
+            };
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, f64>(1)?,
+                r.get::<_, f64>(2)?,
+                row,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for r in rows {
+            let (id, ts, score, row) = r?;
+            timestamps.insert(id, ts);
+            out.push((id, score, row));
+        }
+        Ok(out)
+    }
+
+    /// Trigram matches of a word that unicode61 missed, kept only when the
+    /// occurrence is bounded (not inside a longer Latin word).
+    fn supplement(
+        &self,
+        term: &Term,
+        cap: i64,
+        timestamps: &mut HashMap<i64, f64>,
+    ) -> rusqlite::Result<Vec<(i64, f64)>> {
+        let m = query::fts5_quote(&term.text);
+        let rows = self.fts_rows(
+            "messages_fts_trigram",
+            &m,
+            Some(&term.fts5()),
+            cap,
+            true,
+            timestamps,
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter(|(_, _, row)| {
+                row.as_ref().is_some_and(|row| {
+                    find_match(&row.haystack(), &term.text, Some(term.prefix)).is_some()
+                })
+            })
+            .map(|(id, s, _)| (id, s))
+            .collect())
+    }
+
+    /// LIKE scan for 1-2 character CJK terms, scored by saturated,
+    /// length-normalised occurrence count (BM25-style tf).
+    fn scan(
+        &self,
+        term: &Term,
+        cap: i64,
+        timestamps: &mut HashMap<i64, f64>,
+    ) -> rusqlite::Result<Vec<(i64, f64)>> {
+        let pat = format!("%{}%", escape_like(&term.text));
+        let mut sql = String::from(
+            "SELECT m.id, m.timestamp, COALESCE(m.content, ''), COALESCE(m.tool_name, ''), \
+             COALESCE(m.tool_calls, '') FROM messages m JOIN sessions s ON s.id = m.session_id \
+             WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' \
+             OR m.tool_calls LIKE ? ESCAPE '\\')",
+        );
+        let mut params = vec![Value::Text(pat); 3];
+        self.filters(&mut sql, &mut params);
+        sql.push_str(" ORDER BY m.timestamp DESC, m.id DESC LIMIT ?");
+        params.push(Value::Integer(cap));
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params_from_iter(params), |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, f64>(1)?,
+                Row {
+                    content: r.get(2)?,
+                    tool_name: r.get(3)?,
+                    tool_calls: r.get(4)?,
+                },
+            ))
+        })?;
+        let mut counted = Vec::new();
+        for r in rows {
+            let (id, ts, row) = r?;
+            timestamps.insert(id, ts);
+            let hay = row.haystack();
+            let tf = count_occurrences(&hay, &term.text).max(1) as f64;
+            counted.push((id, tf, hay.chars().count() as f64));
+        }
+        let avg = if counted.is_empty() {
+            1.0
+        } else {
+            counted.iter().map(|c| c.2).sum::<f64>() / counted.len() as f64
+        }
+        .max(1.0);
+        let (k1, b) = (1.2, 0.75);
+        Ok(counted
+            .into_iter()
+            .map(|(id, tf, len)| {
+                let s = tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg));
+                (id, s)
+            })
+            .collect())
+    }
+
+    fn hit(&self, id: i64, score: f64, terms: &[(Term, TermHits)]) -> rusqlite::Result<SearchHit> {
+        let (session_id, role, timestamp, source, row) = self.conn.query_row(
+            "SELECT m.session_id, m.role, m.timestamp, s.source, COALESCE(m.content, ''), \
+             COALESCE(m.tool_name, ''), COALESCE(m.tool_calls, '') \
+             FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ?",
+            [id],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, f64>(2)?,
+                    r.get::<_, String>(3)?,
+                    Row {
+                        content: r.get(4)?,
+                        tool_name: r.get(5)?,
+                        tool_calls: r.get(6)?,
+                    },
+                ))
+            },
+        )?;
+        let snippet = self.snippet(id, &row, terms)?;
+        Ok(SearchHit {
+            message_id: id,
+            session_id,
+            role,
+            timestamp,
+            source,
+            snippet,
+            score,
+        })
+    }
+
+    fn snippet(&self, id: i64, row: &Row, terms: &[(Term, TermHits)]) -> rusqlite::Result<String> {
+        let fts_terms: Vec<String> = terms
+            .iter()
+            .filter(|(_, h)| h.get(&id).is_some_and(|x| x.via == Via::Fts))
+            .map(|(t, _)| t.fts5())
+            .collect();
+        if !fts_terms.is_empty() {
+            let s: Option<String> = self
+                .conn
+                .query_row(
+                    "SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 24) \
+                     FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
+                    rusqlite::params![fts_terms.join(" OR "), id],
+                    |r| r.get(0),
+                )
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(e),
+                })?;
+            if let Some(s) = s {
+                return Ok(s.trim().to_string());
+            }
+        }
+        let hay = row.haystack();
+        for (t, h) in terms {
+            if h.contains_key(&id)
+                && let Some(range) = find_match(&hay, &t.text, None)
+            {
+                return Ok(window_snippet(&hay, range, SNIPPET_CONTEXT_CHARS));
+            }
+        }
+        Ok(window_snippet(&hay, (0, 0), 2 * SNIPPET_CONTEXT_CHARS))
+    }
+}
+
+/// Normalise raw scores by their maximum and merge (keeping the best).
+fn normalise_into(hits: &mut TermHits, raw: Vec<(i64, f64)>, weight: f64, via: Via) {
+    let max = raw.iter().map(|r| r.1).fold(f64::MIN_POSITIVE, f64::max);
+    for (id, s) in raw {
+        let score = weight * (s.max(0.0) / max).clamp(0.05, 1.0);
+        let e = hits.entry(id).or_insert(TermHit { score, via });
+        if score > e.score {
+            *e = TermHit { score, via };
+        }
+    }
+}
+
+fn escape_like(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn fold(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+fn folded(s: &str) -> Vec<char> {
+    s.chars().map(fold).collect()
+}
+
+/// Latin-word boundary: start/end of text, a non-alphanumeric char or CJK.
+fn is_boundary(c: Option<&char>) -> bool {
+    c.is_none_or(|&c| !c.is_alphanumeric() || query::is_cjk(c))
+}
+
+/// Case-insensitive search for `needle` in `hay`; returns a char range.
+/// `bounded = Some(prefix)` requires a Latin-word boundary before the match
+/// and (unless `prefix`) after it.
+fn find_match(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usize, usize)> {
+    let h = folded(hay);
+    let n = folded(needle);
+    if n.is_empty() || n.len() > h.len() {
+        return None;
+    }
+    (0..=h.len() - n.len()).find_map(|i| {
+        if h[i..i + n.len()] != n[..] {
+            return None;
+        }
+        if let Some(prefix) = bounded {
+            let before = if i == 0 { None } else { h.get(i - 1) };
+            if !is_boundary(before) || (!prefix && !is_boundary(h.get(i + n.len()))) {
+                return None;
+            }
+        }
+        Some((i, i + n.len()))
+    })
+}
+
+fn count_occurrences(hay: &str, needle: &str) -> usize {
+    let h = folded(hay);
+    let n = folded(needle);
+    if n.is_empty() {
+        return 0;
+    }
+    let mut count = 0;
+    let mut i = 0;
+    while i + n.len() <= h.len() {
+        if h[i..i + n.len()] == n[..] {
+            count += 1;
+            i += n.len();
+        } else {
+            i += 1;
+        }
+    }
+    count
+}
+
+/// A window of `ctx` characters either side of the char range `range`,
+/// with the match marked `>>>`/`<<<`. Works on chars, never splits one.
+fn window_snippet(hay: &str, range: (usize, usize), ctx: usize) -> String {
+    let chars: Vec<char> = hay
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .collect();
+    let (ms, me) = range;
+    let start = ms.saturating_sub(ctx);
+    let end = (me + ctx).min(chars.len());
+    let mut s = String::new();
+    if start > 0 {
+        s.push_str("...");
+    }
+    s.extend(&chars[start..ms]);
+    if me > ms {
+        s.push_str(">>>");
+        s.extend(&chars[ms..me]);
+        s.push_str("<<<");
+    }
+    s.extend(&chars[me..end]);
+    if end < chars.len() {
+        s.push_str("...");
+    }
+    s.trim().to_string()
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn bounded_match_rejects_inner_latin_words() {
+        assert!(find_match("配置config_path文件", "config_path", Some(false)).is_some());
+        assert!(find_match("the deployment", "deploy", Some(false)).is_none());
+        assert!(find_match("the deployment", "deploy", Some(true)).is_some());
+        assert!(find_match("redeploy now", "deploy", Some(true)).is_none());
+    }
+
+    #[test]
+    fn window_snippet_is_char_safe() {
+        let s = "数据".repeat(60) + "用户" + &"配置".repeat(60);
+        let r = find_match(&s, "用户", None).unwrap_or((0, 0));
+        let snip = window_snippet(&s, r, 40);
+        assert!(snip.contains(">>>用户<<<"));
+        assert_eq!(snip.chars().filter(|c| query::is_cjk(*c)).count(), 82);
+    }
+
+    #[test]
+    fn like_escape() {
+        assert_eq!(escape_like("a_b%c\\"), "a\\_b\\%c\\\\");
+    }
+}

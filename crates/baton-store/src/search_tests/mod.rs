@@ -1,0 +1,45 @@
+//! Tests against the reference DDL (state-memory.md §1.3).
+
+mod behaviour;
+mod recall;
+
+use rusqlite::{Connection, params};
+
+/// The reference DDL, executed verbatim.
+const TEST_SCHEMA: &str = include_str!("reference_schema.sql");
+
+pub(crate) fn db() -> Connection {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(TEST_SCHEMA).unwrap();
+    conn
+}
+
+pub(crate) fn session(conn: &Connection, id: &str, source: &str, started: f64) {
+    conn.execute(
+        "INSERT INTO sessions (id, source, started_at) VALUES (?, ?, ?)",
+        params![id, source, started],
+    )
+    .unwrap();
+}
+
+pub(crate) fn msg(conn: &Connection, session: &str, role: &str, content: &str, ts: f64) -> i64 {
+    msg_tool(conn, session, role, content, None, None, ts)
+}
+
+pub(crate) fn msg_tool(
+    conn: &Connection,
+    session: &str,
+    role: &str,
+    content: &str,
+    tool_name: Option<&str>,
+    tool_calls: Option<&str>,
+    ts: f64,
+) -> i64 {
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) \
+         VALUES (?, ?, ?, ?, ?, ?)",
+        params![session, role, content, tool_name, tool_calls, ts],
+    )
+    .unwrap();
+    conn.last_insert_rowid()
+}

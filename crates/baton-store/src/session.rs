@@ -1,0 +1,165 @@
+//! Session rows and the values used to create and list them.
+
+use crate::rng;
+use serde::{Deserialize, Serialize};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// One row of `sessions`, the fields this crate reads and writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    pub source: String,
+    pub user_id: Option<String>,
+    pub model: Option<String>,
+    pub system_prompt: Option<String>,
+    pub parent_session_id: Option<String>,
+    /// Unix seconds.
+    pub started_at: f64,
+    pub ended_at: Option<f64>,
+    pub end_reason: Option<String>,
+    pub message_count: i64,
+    pub tool_call_count: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_write_tokens: i64,
+    pub reasoning_tokens: i64,
+    pub estimated_cost_usd: Option<f64>,
+    pub title: Option<String>,
+    pub api_call_count: i64,
+}
+
+/// What `create_session` needs. `id: None` generates one in the reference format.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    pub id: Option<String>,
+    /// Platform tag: `cli`, `tui`, `api_server`, `cron`, `subagent`, ...
+    pub source: String,
+    pub model: Option<String>,
+    pub system_prompt: Option<String>,
+    pub parent_session_id: Option<String>,
+}
+
+impl NewSession {
+    pub fn new(source: impl Into<String>) -> Self {
+        NewSession {
+            source: source.into(),
+            ..NewSession::default()
+        }
+    }
+}
+
+/// Why a session ended. Free-form in the database; these are the reasons with meaning here.
+pub mod end_reason {
+    /// Ended because the context was compressed into a child session.
+    pub const COMPRESSION: &str = "compression";
+    /// Ended by a branch; the child is a new line of work.
+    pub const BRANCHED: &str = "branched";
+    pub const NEW_SESSION: &str = "new_session";
+    pub const CLI_CLOSE: &str = "cli_close";
+}
+
+/// Which sessions `list_sessions` returns.
+#[derive(Debug, Clone)]
+pub struct SessionFilter {
+    pub source: Option<String>,
+    pub limit: usize,
+    pub offset: usize,
+    /// Also list compression children and subagents, and do not project chains onto their tip.
+    pub include_children: bool,
+}
+
+impl Default for SessionFilter {
+    fn default() -> Self {
+        SessionFilter {
+            source: None,
+            limit: 20,
+            offset: 0,
+            include_children: false,
+        }
+    }
+}
+
+/// A row of a listing. For a compression chain, `session` shows the chain's tip (id, title,
+/// counts, end) with the root's `started_at`, and `lineage_root_id` names the root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListedSession {
+    #[serde(flatten)]
+    pub session: Session,
+    pub lineage_root_id: Option<String>,
+}
+
+/// Current time as Unix seconds.
+pub(crate) fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A new session id: `YYYYmmdd_HHMMSS_xxxxxx` (six hex digits), as the reference makes them.
+/// The timestamp is UTC (the reference uses local time; the format is the same).
+pub fn new_session_id() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!(
+        "{}_{:06x}",
+        format_utc_compact(secs),
+        rng::next_u64() & 0xff_ffff
+    )
+}
+
+/// `YYYYmmdd_HHMMSS` for Unix seconds, UTC.
+pub(crate) fn format_utc_compact(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}{m:02}{d:02}_{:02}{:02}{:02}",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(format_utc_compact(0), "19700101_000000");
+        // 2026-05-15 14:30:00 UTC
+        assert_eq!(format_utc_compact(1_778_855_400), "20260515_143000");
+        // leap day 2024-02-29 23:59:59 UTC
+        assert_eq!(format_utc_compact(1_709_251_199), "20240229_235959");
+    }
+
+    #[test]
+    fn session_ids_have_the_reference_shape() {
+        let id = new_session_id();
+        let parts: Vec<&str> = id.split('_').collect();
+        assert_eq!(parts.len(), 3, "{id}");
+        assert_eq!(parts[0].len(), 8);
+        assert_eq!(parts[1].len(), 6);
+        assert_eq!(parts[2].len(), 6);
+        assert!(parts[2].chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(new_session_id(), new_session_id());
+    }
+}

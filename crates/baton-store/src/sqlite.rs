@@ -1,0 +1,524 @@
+//! [`SqliteStore`]: the embedded SQLite implementation of [`SessionStore`].
+
+use crate::SessionStore;
+use crate::codec::{self, MessageRow};
+use crate::error::{Result, StoreError};
+use crate::lineage;
+use crate::open::{self, JournalMode, OpenOptions};
+use crate::prune;
+use crate::retry::with_write_tx;
+use crate::schema;
+use crate::session::{self, ListedSession, NewSession, Session, SessionFilter};
+use crate::title;
+use baton_core::Message;
+use baton_core::usage::CanonicalUsage;
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Successful writes between passive WAL checkpoints.
+const CHECKPOINT_EVERY_N_WRITES: u64 = 50;
+
+/// Columns read back for a message, in the order `messages()` reads them.
+const MESSAGE_COLUMNS: [&str; 13] = [
+    "id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "finish_reason",
+    "reasoning",
+    "reasoning_content",
+    "reasoning_details",
+    "codex_reasoning_items",
+    "codex_message_items",
+    "raw_json",
+];
+
+/// Columns of [`Session`], in the order [`session_from_row`] reads them.
+pub(crate) const SESSION_COLUMNS: &str = "id, source, user_id, model, system_prompt, \
+    parent_session_id, started_at, ended_at, end_reason, COALESCE(message_count, 0), \
+    COALESCE(tool_call_count, 0), COALESCE(input_tokens, 0), COALESCE(output_tokens, 0), \
+    COALESCE(cache_read_tokens, 0), COALESCE(cache_write_tokens, 0), \
+    COALESCE(reasoning_tokens, 0), estimated_cost_usd, title, COALESCE(api_call_count, 0)";
+
+pub(crate) fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+    Ok(Session {
+        id: r.get(0)?,
+        source: r.get(1)?,
+        user_id: r.get(2)?,
+        model: r.get(3)?,
+        system_prompt: r.get(4)?,
+        parent_session_id: r.get(5)?,
+        started_at: r.get(6)?,
+        ended_at: r.get(7)?,
+        end_reason: r.get(8)?,
+        message_count: r.get(9)?,
+        tool_call_count: r.get(10)?,
+        input_tokens: r.get(11)?,
+        output_tokens: r.get(12)?,
+        cache_read_tokens: r.get(13)?,
+        cache_write_tokens: r.get(14)?,
+        reasoning_tokens: r.get(15)?,
+        estimated_cost_usd: r.get(16)?,
+        title: r.get(17)?,
+        api_call_count: r.get(18)?,
+    })
+}
+
+pub(crate) fn load_session(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
+    conn.prepare_cached(&format!(
+        "SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"
+    ))?
+    .query_row([id], session_from_row)
+    .optional()
+}
+
+fn session_exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM sessions WHERE id = ?1)")?
+        .query_row([id], |r| r.get(0))
+}
+
+fn require_session(conn: &Connection, id: &str) -> Result<()> {
+    if session_exists(conn, id)? {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound { id: id.to_string() })
+    }
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A session store in one SQLite file. One connection, guarded by a mutex, so a store can be
+/// shared between threads; separate stores (or processes) on the same file coordinate through
+/// SQLite's locks and the retrying write path.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    journal_mode: JournalMode,
+    has_raw_json: bool,
+    /// The SELECT list for message rows; columns an older read-only database lacks read NULL.
+    message_select: String,
+    writes: AtomicU64,
+}
+
+impl SqliteStore {
+    /// Opens or creates the database at `path`, migrating it to [`schema::SCHEMA_VERSION`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, &OpenOptions::default())
+    }
+
+    /// Opens an existing database without writing to it. A database of an older schema
+    /// version is read as it is (messages without `raw_json` are rebuilt from their columns).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(
+            path,
+            &OpenOptions {
+                read_only: true,
+                ..OpenOptions::default()
+            },
+        )
+    }
+
+    pub fn open_with(path: impl AsRef<Path>, opts: &OpenOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let opened = open::open_path(path, opts)?;
+        Self::from_opened(opened, path.to_path_buf())
+    }
+
+    /// A private in-memory database.
+    pub fn open_in_memory() -> Result<Self> {
+        Self::from_opened(open::open_memory()?, PathBuf::from(":memory:"))
+    }
+
+    fn from_opened(opened: open::Opened, path: PathBuf) -> Result<Self> {
+        let present = schema::column_names(&opened.conn, "messages")?;
+        let has_raw_json = present.iter().any(|c| c == "raw_json");
+        let message_select = MESSAGE_COLUMNS
+            .iter()
+            .map(|c| {
+                if present.iter().any(|p| p == c) {
+                    (*c).to_string()
+                } else {
+                    "NULL".to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(SqliteStore {
+            conn: Mutex::new(opened.conn),
+            path,
+            journal_mode: opened.journal_mode,
+            has_raw_json,
+            message_select,
+            writes: AtomicU64::new(0),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn journal_mode(&self) -> &JournalMode {
+        &self.journal_mode
+    }
+
+    /// The schema version stored in the file.
+    pub fn schema_version(&self) -> Result<Option<i64>> {
+        self.read(schema::read_version)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic in another thread while holding the lock cannot leave a transaction open
+        // (dropping it rolls back), so the connection is still usable.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs a read on the connection.
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        f(&self.lock())
+    }
+
+    /// Runs a write transaction with the retrying write path, checkpointing now and then.
+    pub fn write<T>(&self, f: impl FnMut(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let value = with_write_tx(&mut conn, f)?;
+        let n = self.writes.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_multiple_of(CHECKPOINT_EVERY_N_WRITES) && self.journal_mode == JournalMode::Wal {
+            // Best effort: a busy checkpoint simply happens later.
+            let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        }
+        Ok(value)
+    }
+
+    /// Tool-call ids of the session's recent assistant messages, mapped to function names.
+    fn recent_call_names(
+        tx: &Transaction<'_>,
+        session_id: &str,
+    ) -> Result<HashMap<String, String>> {
+        let mut stmt = tx.prepare_cached(
+            "SELECT tool_calls FROM messages WHERE session_id = ?1 AND tool_calls IS NOT NULL \
+             ORDER BY id DESC LIMIT 20",
+        )?;
+        let mut names = HashMap::new();
+        let rows = stmt.query_map([session_id], |r| r.get::<_, String>(0))?;
+        for text in rows {
+            let Ok(serde_json::Value::Array(calls)) = serde_json::from_str(&text?) else {
+                continue;
+            };
+            for call in calls {
+                if let (Some(id), Some(name)) = (
+                    call.get("id").and_then(|v| v.as_str()),
+                    call.pointer("/function/name").and_then(|v| v.as_str()),
+                ) {
+                    names
+                        .entry(id.to_string())
+                        .or_insert_with(|| name.to_string());
+                }
+            }
+        }
+        Ok(names)
+    }
+
+    fn insert_rows(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        messages: &[Message],
+    ) -> Result<()> {
+        let mut call_names = if messages
+            .iter()
+            .any(|m| m.tool_call_id.is_some() && m.name.is_none())
+        {
+            Self::recent_call_names(tx, session_id)?
+        } else {
+            HashMap::new()
+        };
+        let sql = if self.has_raw_json {
+            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, \
+             timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
+             codex_reasoning_items, codex_message_items, raw_json) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        } else {
+            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, \
+             timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
+             codex_reasoning_items, codex_message_items) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+        };
+        let mut stmt = tx.prepare_cached(sql)?;
+        let base = session::now();
+        for (k, m) in messages.iter().enumerate() {
+            for call in m.calls() {
+                call_names.insert(call.id.clone(), call.function.name.clone());
+            }
+            let row = codec::to_row(m, &call_names);
+            // A monotonic bump keeps a batch ordered by timestamp as well as by id.
+            let ts = base + k as f64 * 1e-6;
+            let p = params![
+                session_id,
+                row.role,
+                row.content,
+                row.tool_call_id,
+                row.tool_calls,
+                row.tool_name,
+                ts,
+                row.finish_reason,
+                row.reasoning,
+                row.reasoning_content,
+                row.reasoning_details,
+                row.codex_reasoning_items,
+                row.codex_message_items,
+            ];
+            if self.has_raw_json {
+                let mut all: Vec<&dyn rusqlite::ToSql> = p.to_vec();
+                all.push(&row.raw_json);
+                stmt.execute(all.as_slice())?;
+            } else {
+                stmt.execute(p)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SessionStore for SqliteStore {
+    fn create_session(&self, new: NewSession) -> Result<String> {
+        let id = new.id.clone().unwrap_or_else(session::new_session_id);
+        self.write(|tx| {
+            if let Some(parent) = &new.parent_session_id {
+                require_session(tx, parent)?;
+            }
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO sessions (id, source, model, system_prompt, \
+                 parent_session_id, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                id,
+                new.source,
+                new.model,
+                new.system_prompt,
+                new.parent_session_id,
+                session::now()
+            ])?;
+            Ok(())
+        })?;
+        Ok(id)
+    }
+
+    fn end_session(&self, id: &str, reason: &str) -> Result<bool> {
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached(
+                    "UPDATE sessions SET ended_at = ?1, end_reason = ?2 \
+                     WHERE id = ?3 AND ended_at IS NULL",
+                )?
+                .execute(params![session::now(), reason, id])?;
+            if n == 0 {
+                require_session(tx, id)?;
+            }
+            Ok(n > 0)
+        })
+    }
+
+    fn get_session(&self, id: &str) -> Result<Option<Session>> {
+        self.read(|c| Ok(load_session(c, id)?))
+    }
+
+    fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<ListedSession>> {
+        self.read(|c| lineage::list_projected(c, filter))
+    }
+
+    fn append_messages(&self, session_id: &str, messages: &[Message]) -> Result<()> {
+        if messages.is_empty() {
+            return self.read(|c| require_session(c, session_id));
+        }
+        let tool_calls: usize = messages
+            .iter()
+            .filter_map(|m| m.tool_calls.as_ref())
+            .map(Vec::len)
+            .sum();
+        self.write(|tx| {
+            require_session(tx, session_id)?;
+            self.insert_rows(tx, session_id, messages)?;
+            tx.prepare_cached(
+                "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?1, \
+                 tool_call_count = COALESCE(tool_call_count, 0) + ?2 WHERE id = ?3",
+            )?
+            .execute(params![
+                messages.len() as i64,
+                tool_calls as i64,
+                session_id
+            ])?;
+            Ok(())
+        })
+    }
+
+    fn messages(&self, session_id: &str) -> Result<Vec<Message>> {
+        self.read(|c| {
+            require_session(c, session_id)?;
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {} FROM messages WHERE session_id = ?1 ORDER BY id",
+                self.message_select
+            ))?;
+            let rows = stmt.query_map([session_id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    MessageRow {
+                        role: r.get(1)?,
+                        content: r.get(2)?,
+                        tool_call_id: r.get(3)?,
+                        tool_calls: r.get(4)?,
+                        tool_name: r.get(5)?,
+                        finish_reason: r.get(6)?,
+                        reasoning: r.get(7)?,
+                        reasoning_content: r.get(8)?,
+                        reasoning_details: r.get(9)?,
+                        codex_reasoning_items: r.get(10)?,
+                        codex_message_items: r.get(11)?,
+                        raw_json: r.get(12)?,
+                    },
+                ))
+            })?;
+            let mut out = Vec::new();
+            for (index, row) in rows.enumerate() {
+                let (row_id, row) = row?;
+                let msg =
+                    Message::from_value(codec::row_to_value(row), index).map_err(|source| {
+                        StoreError::BadMessage {
+                            session_id: session_id.to_string(),
+                            row_id,
+                            source,
+                        }
+                    })?;
+                out.push(msg);
+            }
+            Ok(out)
+        })
+    }
+
+    fn add_usage(
+        &self,
+        session_id: &str,
+        usage: &CanonicalUsage,
+        cost_usd: Option<f64>,
+    ) -> Result<()> {
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached(
+                    "UPDATE sessions SET \
+                     input_tokens = COALESCE(input_tokens, 0) + ?1, \
+                     output_tokens = COALESCE(output_tokens, 0) + ?2, \
+                     cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?3, \
+                     cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?4, \
+                     reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?5, \
+                     estimated_cost_usd = CASE WHEN ?6 IS NULL THEN estimated_cost_usd \
+                         ELSE COALESCE(estimated_cost_usd, 0) + ?6 END, \
+                     api_call_count = COALESCE(api_call_count, 0) + 1 \
+                     WHERE id = ?7",
+                )?
+                .execute(params![
+                    to_i64(usage.input),
+                    to_i64(usage.output),
+                    to_i64(usage.cache_read),
+                    to_i64(usage.cache_write),
+                    to_i64(usage.reasoning),
+                    cost_usd,
+                    session_id
+                ])?;
+            if n == 0 {
+                return Err(StoreError::NotFound {
+                    id: session_id.to_string(),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    fn set_title(&self, session_id: &str, raw: &str) -> Result<Option<String>> {
+        let cleaned = title::clean_title(raw)?;
+        self.write(|tx| {
+            require_session(tx, session_id)?;
+            if let Some(t) = &cleaned {
+                let other: Option<String> = tx
+                    .prepare_cached("SELECT id FROM sessions WHERE title = ?1 AND id != ?2")?
+                    .query_row(params![t, session_id], |r| r.get(0))
+                    .optional()?;
+                if let Some(other_id) = other {
+                    return Err(StoreError::TitleInUse {
+                        title: t.clone(),
+                        other_id,
+                    });
+                }
+            }
+            tx.prepare_cached("UPDATE sessions SET title = ?1 WHERE id = ?2")?
+                .execute(params![cleaned, session_id])?;
+            Ok(())
+        })?;
+        Ok(cleaned)
+    }
+
+    fn next_title_in_lineage(&self, raw: &str) -> Result<String> {
+        let cleaned = title::clean_title(raw)?.unwrap_or_default();
+        let (base, _) = title::split_numbered(&cleaned);
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT title FROM sessions WHERE title = ?1 OR title LIKE ?2 ESCAPE '\\'",
+            )?;
+            let titles = stmt
+                .query_map(
+                    params![base, format!("{} #%", title::escape_like(base))],
+                    |r| r.get::<_, String>(0),
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(title::next_numbered_title(
+                base,
+                titles.iter().map(String::as_str),
+            ))
+        })
+    }
+
+    fn compression_tip(&self, id: &str) -> Result<String> {
+        self.read(|c| lineage::compression_tip(c, id))
+    }
+
+    fn compression_chain(&self, id: &str) -> Result<Vec<String>> {
+        self.read(|c| lineage::compression_chain(c, id))
+    }
+
+    fn delete_session(&self, id: &str) -> Result<bool> {
+        self.write(|tx| prune::delete_session(tx, id))
+    }
+
+    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<usize> {
+        let cutoff = session::now() - older_than.as_secs_f64();
+        self.write(|tx| prune::prune_before(tx, cutoff, source))
+    }
+
+    fn get_meta(&self, key: &str) -> Result<Option<String>> {
+        self.read(|c| {
+            Ok(
+                c.prepare_cached("SELECT value FROM state_meta WHERE key = ?1")?
+                    .query_row([key], |r| r.get::<_, Option<String>>(0))
+                    .optional()?
+                    .flatten(),
+            )
+        })
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.prepare_cached(
+                "INSERT INTO state_meta (key, value) VALUES (?1, ?2) \
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute(params![key, value])?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,207 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use baton_core::Message;
+use baton_store::{JournalMode, SCHEMA_VERSION, SessionStore, SqliteStore, StoreError};
+use common::{session, temp_db};
+
+#[test]
+fn fresh_database_has_current_schema_version_and_wal() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), Some(SCHEMA_VERSION));
+    assert_eq!(store.journal_mode(), &JournalMode::Wal);
+    drop(store);
+    // Reopening is a no-op migration.
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), Some(SCHEMA_VERSION));
+}
+
+#[test]
+fn missing_parent_directories_are_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/state.db");
+    SqliteStore::open(&path).unwrap();
+    assert!(path.exists());
+}
+
+#[test]
+fn non_sqlite_file_is_refused_and_left_unchanged() {
+    let (_dir, path) = temp_db();
+    let original = b"these are my notes, not a database\n".repeat(10);
+    std::fs::write(&path, &original).unwrap();
+    let err = SqliteStore::open(&path).err().unwrap();
+    assert!(matches!(err, StoreError::NotSqlite { .. }), "{err}");
+    assert!(err.to_string().contains(&path.display().to_string()));
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+
+    // Shorter than the header too.
+    std::fs::write(&path, b"SQLite").unwrap();
+    assert!(matches!(
+        SqliteStore::open(&path).err().unwrap(),
+        StoreError::NotSqlite { .. }
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), b"SQLite");
+}
+
+#[test]
+fn empty_file_is_initialised() {
+    let (_dir, path) = temp_db();
+    std::fs::write(&path, b"").unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), Some(SCHEMA_VERSION));
+}
+
+#[test]
+fn newer_schema_is_refused_and_file_unchanged() {
+    let (_dir, path) = temp_db();
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL);
+             INSERT INTO schema_version VALUES (99);
+             CREATE TABLE sessions (id TEXT PRIMARY KEY, future_column TEXT);",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = SqliteStore::open(&path).err().unwrap();
+    match &err {
+        StoreError::NewerSchema {
+            found, supported, ..
+        } => {
+            assert_eq!(*found, 99);
+            assert_eq!(*supported, SCHEMA_VERSION);
+        }
+        other => panic!("expected NewerSchema, got {other}"),
+    }
+    assert!(err.to_string().contains("99"));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Read-only open refuses it too.
+    assert!(matches!(
+        SqliteStore::open_read_only(&path).err().unwrap(),
+        StoreError::NewerSchema { .. }
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+/// A version-1 database: the original columns only, external-content FTS with the old triggers.
+fn create_v1(path: &std::path::Path) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL);
+         INSERT INTO schema_version VALUES (1);
+         CREATE TABLE sessions (
+             id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, model TEXT,
+             model_config TEXT, system_prompt TEXT, parent_session_id TEXT,
+             started_at REAL NOT NULL, ended_at REAL, end_reason TEXT,
+             message_count INTEGER DEFAULT 0, tool_call_count INTEGER DEFAULT 0,
+             input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0,
+             FOREIGN KEY (parent_session_id) REFERENCES sessions(id));
+         CREATE TABLE messages (
+             id INTEGER PRIMARY KEY AUTOINCREMENT,
+             session_id TEXT NOT NULL REFERENCES sessions(id),
+             role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT,
+             tool_name TEXT, timestamp REAL NOT NULL, token_count INTEGER);
+         CREATE VIRTUAL TABLE messages_fts USING fts5(content, content=messages, content_rowid=id);
+         CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+             INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+         END;
+         INSERT INTO sessions (id, source, started_at, message_count, tool_call_count, input_tokens)
+             VALUES ('old1', 'cli', 1700000000.0, 4, 1, 42);
+         INSERT INTO messages (session_id, role, content, timestamp)
+             VALUES ('old1', 'user', 'where is the zeppelin config', 1700000001.0);
+         INSERT INTO messages (session_id, role, content, tool_calls, timestamp)
+             VALUES ('old1', 'assistant', NULL,
+             '[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"grep\",\"arguments\":\"{}\"}}]',
+             1700000002.0);
+         INSERT INTO messages (session_id, role, content, tool_call_id, tool_name, timestamp)
+             VALUES ('old1', 'tool', 'found it', 'c1', 'grep', 1700000003.0);
+         INSERT INTO messages (session_id, role, content, timestamp)
+             VALUES ('old1', 'assistant', 'It is in conf/', 1700000004.0);",
+    )
+    .unwrap();
+}
+
+#[test]
+fn older_database_is_read_only_without_migrating() {
+    let (_dir, path) = temp_db();
+    create_v1(&path);
+    let before = std::fs::read(&path).unwrap();
+    let store = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), Some(1));
+    assert_eq!(store.messages("old1").unwrap().len(), 4);
+    drop(store);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn migration_from_version_1_keeps_data_and_reaches_current_version() {
+    let (_dir, path) = temp_db();
+    create_v1(&path);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), Some(SCHEMA_VERSION));
+
+    let s = store.get_session("old1").unwrap().unwrap();
+    assert_eq!(s.message_count, 4);
+    assert_eq!(s.input_tokens, 42);
+    assert_eq!(s.cache_read_tokens, 0);
+    assert_eq!(s.title, None);
+
+    let msgs = store.messages("old1").unwrap();
+    assert_eq!(msgs.len(), 4);
+    assert_eq!(msgs[0], Message::user("where is the zeppelin config"));
+    assert_eq!(msgs[1].calls()[0].function.name, "grep");
+    assert_eq!(msgs[2], Message::tool("c1", "found it"));
+
+    // New columns work on the migrated database.
+    store.set_title("old1", "Old session").unwrap();
+    let new_msg = Message::user("a fresh message");
+    store
+        .append_messages("old1", std::slice::from_ref(&new_msg))
+        .unwrap();
+    assert_eq!(store.messages("old1").unwrap()[4], new_msg);
+
+    // FTS was rebuilt inline and backfilled, including tool names.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let hits = |q: &str| -> i64 {
+        c.query_row(
+            "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?1",
+            [q],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(hits("zeppelin"), 1);
+    assert!(hits("grep") >= 1);
+    assert_eq!(hits("fresh"), 1);
+}
+
+#[test]
+fn reference_v11_database_gains_raw_json_column() {
+    let (_dir, path) = temp_db();
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(baton_store::schema::BASE_SCHEMA_SQL)
+            .unwrap();
+        c.execute_batch(baton_store::schema::FTS_SQL).unwrap();
+        c.execute_batch(baton_store::schema::FTS_TRIGRAM_SQL)
+            .unwrap();
+        c.execute("INSERT INTO schema_version VALUES (11)", [])
+            .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), Some(SCHEMA_VERSION));
+    let id = session(&store, "s");
+    let m = Message::assistant("hi");
+    store
+        .append_messages(&id, std::slice::from_ref(&m))
+        .unwrap();
+    assert_eq!(store.messages(&id).unwrap(), vec![m]);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let raw: String = c
+        .query_row("SELECT raw_json FROM messages", [], |r| r.get(0))
+        .unwrap();
+    assert!(raw.contains("\"hi\""));
+}
