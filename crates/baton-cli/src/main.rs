@@ -28,6 +28,8 @@ enum Command {
     /// Compact a conversation file: prune old tool output, summarize the middle, keep the
     /// head and the recent tail verbatim.
     Compress(commands::compress::CompressArgs),
+    /// Read a session database: list, show, search, export (read-only).
+    Sessions(commands::sessions::SessionsArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Tokens(args) => commands::tokens::run(&args),
         Command::Compress(args) => commands::compress::run(&args),
+        Command::Sessions(args) => commands::sessions::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

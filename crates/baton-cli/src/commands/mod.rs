@@ -2,6 +2,7 @@
 
 pub mod compress;
 pub mod io;
+pub mod sessions;
 pub mod tokens;
 
 /// How a command failed, which decides the exit code.
