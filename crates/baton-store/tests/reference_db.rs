@@ -14,6 +14,15 @@ use baton_store::{
 /// The reference DDL (verbatim, as the search tests use it).
 const REFERENCE_DDL: &str = include_str!("../src/search_tests/reference_schema.sql");
 
+/// role, content, tool_call_id, tool_calls, tool_name: the reference's message columns.
+type ReferenceRow<'a> = (
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
 fn build_reference_db(path: &std::path::Path) {
     let c = rusqlite::Connection::open(path).unwrap();
     c.execute_batch(REFERENCE_DDL).unwrap();
@@ -27,7 +36,7 @@ fn build_reference_db(path: &std::path::Path) {
         [],
     )
     .unwrap();
-    let rows: [(&str, Option<&str>, Option<&str>, Option<&str>, Option<&str>); 4] = [
+    let rows: [ReferenceRow; 4] = [
         (
             "user",
             Some("修复解析器里的错误，然后运行测试"),
