@@ -2,19 +2,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+mod common;
+
+use common::{baton, json_report, sample};
 use predicates::prelude::*;
-use std::path::PathBuf;
-
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data/samples")
-        .join(name)
-}
-
-fn baton() -> Command {
-    Command::cargo_bin("baton").unwrap()
-}
 
 #[test]
 fn compress_writes_the_same_format_and_reports_json_on_stderr() {
@@ -112,23 +103,18 @@ fn force_compresses_a_small_conversation_and_text_report_has_headline() {
 #[test]
 fn exec_summarizer_receives_the_prompt_on_stdin() {
     // `head -c 400` stands in for a local model CLI: it returns the start of the prompt.
-    let out = baton()
-        .args([
-            "compress",
-            "--force",
-            "--context-length",
-            "64000",
-            "--report",
-            "json",
-            "--summarizer",
-            "exec:head -c 400",
-        ])
-        .arg(sample("claude-code-session.jsonl"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let report: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    let sample = sample("claude-code-session.jsonl");
+    let report = json_report([
+        "compress",
+        "--force",
+        "--context-length",
+        "64000",
+        "--report",
+        "json",
+        "--summarizer",
+        "exec:head -c 400",
+        sample.to_str().unwrap(),
+    ]);
     assert_eq!(report["summarizer"], "exec:head");
     assert_eq!(report["fallback_used"], false);
     // The gate appended the ledger to the model's (truncated) answer.
@@ -142,25 +128,18 @@ fn exec_summarizer_receives_the_prompt_on_stdin() {
 
 #[test]
 fn failing_exec_summarizer_falls_back_and_says_why() {
-    let out = baton()
-        .args([
-            "compress",
-            "--force",
-            "--context-length",
-            "64000",
-            "--report",
-            "json",
-        ])
-        .args([
-            "--summarizer",
-            "exec:sh -c 'echo model crashed >&2; exit 3'",
-        ])
-        .arg(sample("claude-code-session.jsonl"))
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let report: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    let sample = sample("claude-code-session.jsonl");
+    let report = json_report([
+        "compress",
+        "--force",
+        "--context-length",
+        "64000",
+        "--report",
+        "json",
+        "--summarizer",
+        "exec:sh -c 'echo model crashed >&2; exit 3'",
+        sample.to_str().unwrap(),
+    ]);
     assert_eq!(report["fallback_used"], true);
     assert_eq!(report["summarizer"], "extractive");
     let why = report["escalations"].to_string();

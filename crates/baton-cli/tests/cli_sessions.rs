@@ -2,14 +2,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+mod common;
+
 use baton_core::{Message, ToolCall};
 use baton_store::{NewSession, SessionStore, SqliteStore};
+use common::baton;
 use predicates::prelude::*;
-
-fn baton() -> Command {
-    Command::cargo_bin("baton").unwrap()
-}
 
 fn database() -> (tempfile::TempDir, std::path::PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();

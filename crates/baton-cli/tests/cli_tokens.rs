@@ -2,19 +2,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+mod common;
+
+use common::{baton, sample};
 use predicates::prelude::*;
-use std::path::PathBuf;
-
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data/samples")
-        .join(name)
-}
-
-fn baton() -> Command {
-    Command::cargo_bin("baton").unwrap()
-}
 
 #[test]
 fn version_prints_the_crate_version() {

@@ -281,7 +281,9 @@ pub struct Message {
 }
 
 impl Message {
-    fn new(role: Role, content: Option<Content>) -> Self {
+    /// A message with only a role and content (`None` = no `content` key); every other field
+    /// empty. Converters build on this and add what their format carries.
+    pub fn new(role: Role, content: Option<Content>) -> Self {
         Message {
             role,
             content,

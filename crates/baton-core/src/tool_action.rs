@@ -269,8 +269,8 @@ fn last_report(re: &regex::Regex, window: &str) -> Option<i32> {
         .map(|m| m.start())
         .collect();
     starts.into_iter().rev().find_map(|at| {
-        let from = floor_char(window, at.saturating_sub(32));
-        let to = floor_char(window, (at + 96).min(window.len()));
+        let from = window.floor_char_boundary(at.saturating_sub(32));
+        let to = window.floor_char_boundary(at + 96);
         let caps = re.captures_iter(&window[from..to]).last()?;
         (1..=5)
             .find_map(|i| caps.get(i))
@@ -278,27 +278,15 @@ fn last_report(re: &regex::Regex, window: &str) -> Option<i32> {
     })
 }
 
-fn floor_char(text: &str, mut i: usize) -> usize {
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-/// The first `head` and last `tail` bytes of `text` (cut at char boundaries); the whole text
-/// for both when it is short.
+/// The first `head` and last `tail` bytes of `text` (cut at char boundaries); a short text is
+/// all tail.
 fn edges(text: &str, head: usize, tail: usize) -> (&str, &str) {
     if text.len() <= head + tail {
-        return (text, text);
+        // Short text: the tail window is all of it, so the head is not scanned again.
+        return ("", text);
     }
-    let mut h = head;
-    while !text.is_char_boundary(h) {
-        h -= 1;
-    }
-    let mut t = text.len() - tail;
-    while !text.is_char_boundary(t) {
-        t += 1;
-    }
+    let h = text.floor_char_boundary(head);
+    let t = text.ceil_char_boundary(text.len() - tail);
     (&text[..h], &text[t..])
 }
 

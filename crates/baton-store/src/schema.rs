@@ -145,6 +145,13 @@ CREATE TRIGGER IF NOT EXISTS messages_fts_trigram_update AFTER UPDATE ON message
 END;
 "#;
 
+/// The complete reference v11 DDL (tables, title index, both full-text indexes and their
+/// triggers) as one batch: what a reference-design database contains. Tests build
+/// reference databases from it.
+pub fn reference_v11_ddl() -> String {
+    format!("{BASE_SCHEMA_SQL}\n{TITLE_INDEX_SQL};\n{FTS_SQL}\n{FTS_TRIGRAM_SQL}")
+}
+
 const FTS_TEXT_SELECT: &str = "SELECT id, COALESCE(content, '') || ' ' || COALESCE(tool_name, '') || ' ' || COALESCE(tool_calls, '') FROM messages";
 
 /// One forward step, from `from` to `from + 1`.

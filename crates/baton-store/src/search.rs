@@ -364,7 +364,7 @@ impl Searcher<'_> {
         cap: i64,
         timestamps: &mut HashMap<i64, f64>,
     ) -> rusqlite::Result<Vec<(i64, f64)>> {
-        let pat = format!("%{}%", escape_like(&term.text));
+        let pat = format!("%{}%", crate::title::escape_like(&term.text));
         let mut sql = String::from(
             "SELECT m.id, m.timestamp, COALESCE(m.content, ''), COALESCE(m.tool_name, ''), \
              COALESCE(m.tool_calls, '') FROM messages m JOIN sessions s ON s.id = m.session_id \
@@ -491,17 +491,6 @@ fn normalise_into(hits: &mut TermHits, raw: Vec<(i64, f64)>, weight: f64, via: V
     }
 }
 
-fn escape_like(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn fold(c: char) -> char {
     c.to_lowercase().next().unwrap_or(c)
 }
@@ -607,6 +596,6 @@ mod unit {
 
     #[test]
     fn like_escape() {
-        assert_eq!(escape_like("a_b%c\\"), "a\\_b\\%c\\\\");
+        assert_eq!(crate::title::escape_like("a_b%c\\"), "a\\_b\\%c\\\\");
     }
 }

@@ -11,9 +11,6 @@ use baton_store::{
     ExportScope, SearchQuery, SessionFilter, SessionStore, SqliteStore, export_jsonl, search,
 };
 
-/// The reference DDL (verbatim, as the search tests use it).
-const REFERENCE_DDL: &str = include_str!("../src/search_tests/reference_schema.sql");
-
 /// role, content, tool_call_id, tool_calls, tool_name: the reference's message columns.
 type ReferenceRow<'a> = (
     &'a str,
@@ -25,7 +22,8 @@ type ReferenceRow<'a> = (
 
 fn build_reference_db(path: &std::path::Path) {
     let c = rusqlite::Connection::open(path).unwrap();
-    c.execute_batch(REFERENCE_DDL).unwrap();
+    c.execute_batch(&baton_store::schema::reference_v11_ddl())
+        .unwrap();
     c.execute("INSERT INTO schema_version (version) VALUES (11)", [])
         .unwrap();
     c.execute(

@@ -275,6 +275,63 @@ pub fn has_content_to_compress(
     start < find_tail_cut(messages, start, budget_tokens, protect_last_n, counter)
 }
 
+/// The boundary finder keeps the latest user message in the tail (the reference's rule). When
+/// that message is far back — an agent that worked for hundreds of steps on one request — the
+/// anchored tail can exceed its budget many times over and the pass would free almost
+/// nothing. Then the tail is cut by budget alone, and the latest user message is carried
+/// verbatim to just after the summary instead (returned as its index), so it is still the
+/// first thing the model reads after the summary and the pass still converges.
+pub fn converging_cut(
+    messages: &[Message],
+    start: usize,
+    anchored: usize,
+    tail_budget: u64,
+    counter: &dyn TokenCounter,
+) -> (usize, Option<usize>) {
+    let soft = tail_budget + tail_budget / 2;
+    let anchored_tokens: u64 = messages[anchored.min(messages.len())..]
+        .iter()
+        .map(|m| counter.count_message(m) as u64)
+        .sum();
+    if anchored_tokens <= soft {
+        return (anchored, None);
+    }
+    let Some(user) = last_actionable_user(messages, start) else {
+        return (anchored, None);
+    };
+    // The carried message is kept verbatim, so it is paid for out of the tail's budget.
+    let reserve = counter.count_message(&messages[user]) as u64;
+    let by_budget = cut_by_budget(messages, user + 1, soft.saturating_sub(reserve), counter);
+    if by_budget <= anchored || by_budget <= user + 1 {
+        return (anchored, None);
+    }
+    (by_budget, Some(user))
+}
+
+/// The tail cut from the end back to `soft` tokens (at least 3 messages), aligned so no tool
+/// call is separated from its results.
+fn cut_by_budget(
+    messages: &[Message],
+    start: usize,
+    soft: u64,
+    counter: &dyn TokenCounter,
+) -> usize {
+    const MIN_TAIL: usize = 3;
+    let n = messages.len();
+    let mut acc = 0u64;
+    let mut cut = n;
+    for i in (start..n).rev() {
+        let t = counter.count_message(&messages[i]) as u64;
+        if acc + t > soft && n - i >= MIN_TAIL {
+            break;
+        }
+        acc += t;
+        cut = i;
+    }
+    let cut = align_backward(messages, cut).max(start + 1);
+    align_forward(messages, cut)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {

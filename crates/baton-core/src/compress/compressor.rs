@@ -8,7 +8,7 @@ use crate::compress::{CompressionResult, CompressorConfig, Outcome, markers};
 use crate::engine::{CompressRequest, ContextEngine, EngineStatus, TokenState};
 use crate::message::Message;
 use crate::summary::BoxFuture;
-use crate::tokens::{RoughCounter, RunningCount, TokenCounter, tools_tokens};
+use crate::tokens::{Encoding, RoughCounter, RunningCount, TokenCounter, tools_tokens};
 use crate::usage::CanonicalUsage;
 use serde_json::Value;
 use std::hash::{Hash, Hasher};
@@ -205,17 +205,14 @@ impl ContextEngine for Compressor {
     }
 
     fn has_content_to_compress(&self, messages: &[Message]) -> bool {
-        let already = self.already_compacted(messages);
-        let head = boundary::head_size(messages, self.config.protect_first_n, already);
-        let start = boundary::align_forward(messages, head);
-        let end = boundary::find_tail_cut(
+        boundary::has_content_to_compress(
             messages,
-            start,
+            self.config.protect_first_n,
+            self.already_compacted(messages),
             self.budgets.tail_tokens as usize,
             self.config.protect_last_n,
-            &RoughCounter as &dyn TokenCounter,
-        );
-        start < end
+            Encoding::Rough.counter(),
+        )
     }
 
     fn compress<'a>(

@@ -22,7 +22,7 @@ use crate::summary::redact::{redact, redact_owned_message};
 use crate::summary::sections;
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
-use crate::tokens::{RoughCounter, TokenCounter};
+use crate::tokens::{Encoding, TokenCounter};
 use crate::truncate::truncate_head_tail;
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -59,9 +59,9 @@ pub(crate) struct PassReport {
     pub primary_succeeded: bool,
 }
 
+/// Budgets inside a pass use the reference's rough estimate, like the threshold.
 fn counter() -> &'static dyn TokenCounter {
-    static ROUGH: RoughCounter = RoughCounter;
-    &ROUGH
+    Encoding::Rough.counter()
 }
 
 fn tokens_of(messages: &[Message]) -> u64 {
@@ -91,13 +91,12 @@ fn pruned_total(original: &[Message], counts: &[u64], pruned: &[Message]) -> u64
         .sum()
 }
 
-/// Cheap check that pruning left a message alone: same text length and same call count
-/// (pruning replaces whole contents and arguments, never same-length edits).
+/// Cheap check that pruning left a message alone: pruning replaces whole texts and arguments
+/// (never with same-length edits), so text lengths decide; part lists are compared outright.
 fn same_content(a: &Message, b: &Message) -> bool {
-    let len = |m: &Message| match &m.content {
-        Some(Content::Text(s)) => s.len(),
-        Some(Content::Parts(p)) => p.len() * 1_000_003 + m.text().len(),
-        _ => 0,
+    let same_text = match (&a.content, &b.content) {
+        (Some(Content::Text(x)), Some(Content::Text(y))) => x.len() == y.len(),
+        (x, y) => x == y,
     };
     let args = |m: &Message| {
         m.calls()
@@ -105,7 +104,7 @@ fn same_content(a: &Message, b: &Message) -> bool {
             .map(|c| c.function.arguments.len())
             .sum::<usize>()
     };
-    len(a) == len(b) && args(a) == args(b)
+    same_text && args(a) == args(b)
 }
 
 fn text_tokens(text: &str) -> u64 {
@@ -140,7 +139,13 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         ctx.protect_last_n,
         counter(),
     );
-    let (end, moved_user) = converging_cut(&messages, start, anchored, ctx.budgets.tail_tokens);
+    let (end, moved_user) = boundary::converging_cut(
+        &messages,
+        start,
+        anchored,
+        ctx.budgets.tail_tokens,
+        counter(),
+    );
     // Whatever the cut, the latest user message must follow the summary verbatim: when the
     // span would swallow it (a cut forced past a user message right after the head), carry it.
     let moved_user = moved_user.or_else(|| {
@@ -237,57 +242,6 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             elapsed: started.elapsed(),
         },
     }
-}
-
-/// The boundary finder keeps the latest user message in the tail (the reference's rule). When
-/// that message is far back — an agent that worked for hundreds of steps on one request — the
-/// anchored tail can exceed its budget many times over and the pass would free almost
-/// nothing. Then the tail is cut by budget alone, and the latest user message is carried
-/// verbatim to just after the summary instead (returned as its index), so it is still the
-/// first thing the model reads after the summary and the pass still converges.
-fn converging_cut(
-    messages: &[Message],
-    start: usize,
-    anchored: usize,
-    tail_budget: u64,
-) -> (usize, Option<usize>) {
-    let soft = tail_budget + tail_budget / 2;
-    let anchored_tokens: u64 = messages[anchored.min(messages.len())..]
-        .iter()
-        .map(|m| counter().count_message(m) as u64)
-        .sum();
-    if anchored_tokens <= soft {
-        return (anchored, None);
-    }
-    let Some(user) = boundary::last_actionable_user(messages, start) else {
-        return (anchored, None);
-    };
-    // The carried message is kept verbatim, so it is paid for out of the tail's budget.
-    let reserve = counter().count_message(&messages[user]) as u64;
-    let by_budget = cut_by_budget(messages, user + 1, soft.saturating_sub(reserve));
-    if by_budget <= anchored || by_budget <= user + 1 {
-        return (anchored, None);
-    }
-    (by_budget, Some(user))
-}
-
-/// The tail cut from the end back to `soft` tokens (at least 3 messages), aligned so no tool
-/// call is separated from its results.
-fn cut_by_budget(messages: &[Message], start: usize, soft: u64) -> usize {
-    const MIN_TAIL: usize = 3;
-    let n = messages.len();
-    let mut acc = 0u64;
-    let mut cut = n;
-    for i in (start..n).rev() {
-        let t = counter().count_message(&messages[i]) as u64;
-        if acc + t > soft && n - i >= MIN_TAIL {
-            break;
-        }
-        acc += t;
-        cut = i;
-    }
-    let cut = boundary::align_backward(messages, cut).max(start + 1);
-    boundary::align_forward(messages, cut)
 }
 
 /// The tail, preceded by the carried latest user message when there is one. A tail that itself

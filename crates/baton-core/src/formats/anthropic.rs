@@ -142,7 +142,7 @@ fn read_system(value: &Value) -> Result<Message, FormatError> {
             ));
         }
     };
-    Ok(plain_message(Role::System, Some(content)))
+    Ok(Message::new(Role::System, Some(content)))
 }
 
 fn read_messages(items: &[Value], prefix: &str) -> Result<Vec<Message>, FormatError> {
@@ -221,7 +221,7 @@ fn attach_message_fields(group: &mut [Message], obj: &Object, same_role_as_previ
 
 fn read_user(content: &Value, at: &str) -> Result<Vec<Message>, FormatError> {
     match content {
-        Value::String(s) => Ok(vec![plain_message(
+        Value::String(s) => Ok(vec![Message::new(
             Role::User,
             Some(Content::Text(s.clone())),
         )]),
@@ -251,7 +251,7 @@ fn split_user_blocks(blocks: &[Value], at: &str) -> Result<Vec<Message>, FormatE
     }
     flush_user_run(&mut run, has_results, &mut out);
     if out.is_empty() {
-        out.push(plain_message(Role::User, Some(Content::Parts(Vec::new()))));
+        out.push(Message::new(Role::User, Some(Content::Parts(Vec::new()))));
     }
     Ok(out)
 }
@@ -266,7 +266,7 @@ fn flush_user_run(run: &mut Vec<ContentPart>, beside_results: bool, out: &mut Ve
     }
     let parts = std::mem::take(run);
     let content = user_run_content(parts, beside_results);
-    out.push(plain_message(Role::User, Some(content)));
+    out.push(Message::new(Role::User, Some(content)));
 }
 
 /// A lone plain text block next to tool results reads as a string, the way an OpenAI client
@@ -324,7 +324,7 @@ fn read_tool_result(block: &Value, at: &str) -> Result<Message, FormatError> {
             ));
         }
     };
-    let mut msg = plain_message(Role::Tool, content);
+    let mut msg = Message::new(Role::Tool, content);
     msg.tool_call_id = Some(id);
     msg.extra = NOTES.fields_except(obj, &["type", "tool_use_id", "content"]);
     let rebuilt = tool_result_block(&msg);
@@ -334,7 +334,7 @@ fn read_tool_result(block: &Value, at: &str) -> Result<Message, FormatError> {
 
 fn read_assistant(content: &Value, at: &str) -> Result<Message, FormatError> {
     match content {
-        Value::String(s) => Ok(plain_message(
+        Value::String(s) => Ok(Message::new(
             Role::Assistant,
             Some(Content::Text(s.clone())),
         )),
@@ -396,7 +396,7 @@ fn assistant_from_blocks(blocks: &[Value], at: &str) -> Result<Message, FormatEr
         order.push(slot);
     }
     let besides_text = !reasoning.is_empty() || !calls.is_empty();
-    let mut msg = plain_message(
+    let mut msg = Message::new(
         Role::Assistant,
         Some(assistant_content(parts, besides_text)),
     );
@@ -1052,18 +1052,6 @@ fn empty_schema() -> Value {
 // ------------------------------------------------------------------------------------------
 // Markers and exactness
 // ------------------------------------------------------------------------------------------
-
-fn plain_message(role: Role, content: Option<Content>) -> Message {
-    Message {
-        role,
-        content,
-        tool_calls: None,
-        tool_call_id: None,
-        name: None,
-        reasoning: Object::new(),
-        extra: Object::new(),
-    }
-}
 
 fn without_message_marker(msg: &Message) -> Message {
     let mut m = msg.clone();

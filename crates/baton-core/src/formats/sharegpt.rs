@@ -149,7 +149,7 @@ fn read_top_level_system(value: &Value) -> Result<Message, FormatError> {
     let Value::String(text) = value else {
         return Err(FormatError::shape("system", "a string", value));
     };
-    let mut msg = plain_message(Role::System, Content::Text(text.clone()));
+    let mut msg = Message::new(Role::System, Some(Content::Text(text.clone())));
     NOTES.add(&mut msg.extra, single("top_level", Value::Bool(true)));
     Ok(msg)
 }
@@ -177,13 +177,13 @@ fn read_turns(items: &[Value], prefix: &str) -> Result<Vec<Message>, FormatError
             )
         })?;
         let mut msg = match kind {
-            TurnKind::System => plain_message(Role::System, Content::Text(value.into())),
-            TurnKind::Human => plain_message(Role::User, Content::Text(value.into())),
-            TurnKind::Gpt => plain_message(Role::Assistant, Content::Text(value.into())),
+            TurnKind::System => Message::new(Role::System, Some(Content::Text(value.into()))),
+            TurnKind::Human => Message::new(Role::User, Some(Content::Text(value.into()))),
+            TurnKind::Gpt => Message::new(Role::Assistant, Some(Content::Text(value.into()))),
             TurnKind::FunctionCall => {
                 let calls = parse_calls(value, i, &format!("{at}.value"))?;
                 unanswered.extend(calls.iter().map(|c| c.id.clone()));
-                let mut msg = plain_message(Role::Assistant, Content::Null);
+                let mut msg = Message::new(Role::Assistant, Some(Content::Null));
                 msg.tool_calls = Some(calls);
                 msg
             }
@@ -212,11 +212,11 @@ fn string_field<'a>(turn: &'a Object, key: &str, at: &str) -> Result<&'a str, Fo
 fn answer_oldest_call(unanswered: &mut VecDeque<String>, value: &str) -> Message {
     match unanswered.pop_front() {
         Some(id) => {
-            let mut msg = plain_message(Role::Tool, Content::Text(value.into()));
+            let mut msg = Message::new(Role::Tool, Some(Content::Text(value.into())));
             msg.tool_call_id = Some(id);
             msg
         }
-        None => plain_message(Role::User, Content::Text(value.into())),
+        None => Message::new(Role::User, Some(Content::Text(value.into()))),
     }
 }
 
@@ -600,18 +600,6 @@ fn write_python_json(value: &Value, out: &mut String) {
 // ------------------------------------------------------------------------------------------
 // Markers
 // ------------------------------------------------------------------------------------------
-
-fn plain_message(role: Role, content: Content) -> Message {
-    Message {
-        role,
-        content: Some(content),
-        tool_calls: None,
-        tool_call_id: None,
-        name: None,
-        reasoning: Object::new(),
-        extra: Object::new(),
-    }
-}
 
 fn single(key: &str, value: Value) -> Object {
     let mut obj = Object::new();

@@ -9,7 +9,7 @@
 //! (and redacted) or wholly dropped, never half-kept.
 
 use crate::message::{Content, Message};
-use crate::truncate::group_digits;
+use crate::truncate::{char_count, group_digits};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -86,19 +86,17 @@ pub fn text_view(text: &str, limits: ViewLimits) -> Cow<'_, str> {
     if text.len() <= limits.head_bytes + limits.tail_bytes + SNAP_BYTES {
         return Cow::Borrowed(text);
     }
-    let head_end = snap_back_to_line(text, floor_boundary(text, limits.head_bytes));
-    let tail_start =
-        snap_forward_to_line(text, ceil_boundary(text, text.len() - limits.tail_bytes));
+    let head_end = snap_back_to_line(text, text.floor_char_boundary(limits.head_bytes));
+    let tail_start = snap_forward_to_line(
+        text,
+        text.ceil_char_boundary(text.len() - limits.tail_bytes),
+    );
     if tail_start <= head_end {
         return Cow::Borrowed(text);
     }
     let omitted = &text[head_end..tail_start];
     let lines = memchr::memchr_iter(b'\n', omitted.as_bytes()).count();
-    let chars = if omitted.is_ascii() {
-        omitted.len()
-    } else {
-        omitted.bytes().filter(|b| (b & 0xC0) != 0x80).count()
-    };
+    let chars = char_count(omitted);
     Cow::Owned(format!(
         "{}{MARKER_OPEN}{}{MARKER_LINES}{}{MARKER_CLOSE}{}",
         &text[..head_end],
@@ -139,20 +137,6 @@ fn omitted(view: &str) -> Option<(usize, usize)> {
     let (lines, chars) = inner.split_once(MARKER_LINES)?;
     let num = |s: &str| s.replace(',', "").parse::<usize>().ok();
     Some((num(lines)?, num(chars)?))
-}
-
-fn floor_boundary(text: &str, mut i: usize) -> usize {
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_boundary(text: &str, mut i: usize) -> usize {
-    while !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 /// Moves a head cut back to just after a newline, when one is within [`SNAP_BYTES`].

@@ -5,12 +5,11 @@ mod recall;
 
 use rusqlite::{Connection, params};
 
-/// The reference DDL, executed verbatim.
-const TEST_SCHEMA: &str = include_str!("reference_schema.sql");
-
+/// An in-memory database built from the reference DDL, verbatim.
 pub(crate) fn db() -> Connection {
     let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(TEST_SCHEMA).unwrap();
+    conn.execute_batch(&crate::schema::reference_v11_ddl())
+        .unwrap();
     conn
 }
 
