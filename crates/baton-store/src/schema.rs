@@ -3,7 +3,8 @@
 //! The base DDL is the reference SessionDB's version 11, verbatim, so a database written by the
 //! reference opens here and one written here keeps every reference column. On top of it we add
 //! `messages.raw_json` (version 12), which holds each message exactly as it was appended so
-//! provider-specific fields survive.
+//! provider-specific fields survive, and `messages_fts_cjk` (version 13), the index that answers
+//! 1-2 character CJK terms (see [`crate::cjk_index`]).
 //!
 //! Migrations are a list of steps, each taking the schema from version N to N+1. Steps are
 //! idempotent (columns are added only when missing), because the reference once renumbered a
@@ -15,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction};
 use std::path::Path;
 
 /// The version this build writes and the newest it can open.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// The reference schema version the base DDL corresponds to.
 pub const BASE_VERSION: i64 = 11;
@@ -161,7 +162,7 @@ pub struct Migration {
     apply: fn(&Transaction<'_>) -> rusqlite::Result<()>,
 }
 
-/// Every step, in order. The reference history is v1..v11; v12 is ours.
+/// Every step, in order. The reference history is v1..v11; v12 and v13 are ours.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
         from: 1,
@@ -257,6 +258,16 @@ pub const MIGRATIONS: &[Migration] = &[
         from: 11,
         description: "messages.raw_json (the message exactly as appended)",
         apply: |tx| add_columns(tx, "messages", &[("raw_json", "TEXT")]),
+    },
+    Migration {
+        from: 12,
+        description: "CJK unigram/bigram index for 1-2 character terms, backfilled",
+        apply: |tx| {
+            if !table_exists(tx, crate::cjk_index::CJK_TABLE)? {
+                crate::cjk_index::create_and_backfill(tx)?;
+            }
+            Ok(())
+        },
     },
 ];
 

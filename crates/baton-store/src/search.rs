@@ -4,8 +4,10 @@
 //! Each sanitized term is answered by the index that can answer it
 //! ([`Route`]): unicode61 + bm25 for words (plus a verified trigram
 //! supplement so identifiers glued to CJK text are found), trigram for CJK
-//! terms of >= 3 characters, and a LIKE scan ranked by occurrence count for
-//! 1-2 character CJK terms. Per-term scores are normalised to (0, 1] and
+//! terms of >= 3 characters, the CJK unigram/bigram index
+//! ([`crate::cjk_index`]) for 1-2 character CJK terms, and on a database without
+//! that index (a reference `state.db` read as it is) a LIKE scan ranked by
+//! occurrence count. Per-term scores are normalised to (0, 1] and
 //! combined with the query's boolean structure (AND = intersection, OR =
 //! union, NOT = difference), so mixed English + CJK queries keep AND
 //! semantics. Ties are broken by recency.
@@ -118,12 +120,15 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
     if parsed.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    Searcher { conn, q }.run(&parsed).map_err(wrap)
+    let cjk_index = crate::cjk_index::is_present(conn).map_err(wrap)?;
+    Searcher { conn, q, cjk_index }.run(&parsed).map_err(wrap)
 }
 
 struct Searcher<'a> {
     conn: &'a Connection,
     q: &'a SearchQuery,
+    /// The database has the CJK unigram/bigram index (ours do; reference databases do not).
+    cjk_index: bool,
 }
 
 struct Row {
@@ -249,6 +254,16 @@ impl Searcher<'_> {
             Route::Substring => {
                 let m = query::fts5_quote(&term.text);
                 let raw = self.fts_scores("messages_fts_trigram", &m, None, cap, timestamps)?;
+                normalise_into(&mut hits, raw, 1.0, Via::Window);
+            }
+            Route::Short if self.cjk_index && term.text.chars().all(query::is_cjk) => {
+                let raw = self.fts_scores(
+                    crate::cjk_index::CJK_TABLE,
+                    &term.fts5(),
+                    None,
+                    cap,
+                    timestamps,
+                )?;
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
             Route::Short => {

@@ -1,6 +1,7 @@
 //! [`SqliteStore`]: the embedded SQLite implementation of [`SessionStore`].
 
 use crate::SessionStore;
+use crate::cjk_index;
 use crate::codec::{self, MessageRow};
 use crate::error::{Result, StoreError};
 use crate::lineage;
@@ -103,6 +104,8 @@ pub struct SqliteStore {
     path: PathBuf,
     journal_mode: JournalMode,
     has_raw_json: bool,
+    /// Whether inserts must also feed the CJK short-term index (every database we migrated).
+    has_cjk_index: bool,
     /// The SELECT list for message rows; columns an older read-only database lacks read NULL.
     message_select: String,
     writes: AtomicU64,
@@ -140,6 +143,7 @@ impl SqliteStore {
     fn from_opened(opened: open::Opened, path: PathBuf) -> Result<Self> {
         let present = schema::column_names(&opened.conn, "messages")?;
         let has_raw_json = present.iter().any(|c| c == "raw_json");
+        let has_cjk_index = cjk_index::is_present(&opened.conn)?;
         let message_select = MESSAGE_COLUMNS
             .iter()
             .map(|c| {
@@ -156,6 +160,7 @@ impl SqliteStore {
             path,
             journal_mode: opened.journal_mode,
             has_raw_json,
+            has_cjk_index,
             message_select,
             writes: AtomicU64::new(0),
         })
@@ -281,6 +286,9 @@ impl SqliteStore {
                 stmt.execute(all.as_slice())?;
             } else {
                 stmt.execute(p)?;
+            }
+            if self.has_cjk_index {
+                cjk_index::index_message(tx, tx.last_insert_rowid(), &row.search_text())?;
             }
         }
         Ok(())

@@ -41,3 +41,70 @@ fn fts_triggers_index_words_tool_names_and_cjk_trigrams_on_insert() {
     assert_eq!(count("messages_fts_trigram", "\"重构认证\""), 1);
     assert_eq!(count("messages_fts_trigram", "\"模块化\""), 0);
 }
+
+fn cjk_rows(path: &std::path::Path, gram: &str) -> i64 {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.query_row(
+        "SELECT COUNT(*) FROM messages_fts_cjk WHERE messages_fts_cjk MATCH ?1",
+        [format!("\"{gram}\"")],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+#[test]
+fn cjk_index_holds_unigrams_and_bigrams_of_new_messages_and_forgets_deleted_ones() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    common::session(&store, "keep");
+    common::session(&store, "gone");
+    store
+        .append_messages(
+            "keep",
+            &[Message::user("修改用户配置"), Message::user("only english")],
+        )
+        .unwrap();
+    store
+        .append_messages("gone", &[Message::user("用户登录失败")])
+        .unwrap();
+    assert_eq!(cjk_rows(&path, "用户"), 2);
+    assert_eq!(cjk_rows(&path, "配置"), 1);
+    assert_eq!(cjk_rows(&path, "配"), 1);
+    // `户配` is a bigram of the run, `置修` is not (it would cross the run's end).
+    assert_eq!(cjk_rows(&path, "户配"), 1);
+    assert_eq!(cjk_rows(&path, "置修"), 0);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let indexed: i64 = c
+        .query_row("SELECT COUNT(*) FROM messages_fts_cjk", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(indexed, 2, "messages without CJK text get no index row");
+
+    assert!(store.delete_session("gone").unwrap());
+    assert_eq!(cjk_rows(&path, "用户"), 1);
+    assert_eq!(cjk_rows(&path, "登录"), 0);
+}
+
+#[test]
+fn two_character_cjk_search_uses_the_index_and_ranks_by_occurrences() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    common::session(&store, "s");
+    store
+        .append_messages(
+            "s",
+            &[
+                Message::user("配置文件在哪里"),
+                Message::user("用户配置和系统配置都要改，配置很多"),
+                Message::user("没有相关内容"),
+            ],
+        )
+        .unwrap();
+    let mut q = baton_store::SearchQuery::new("配置");
+    q.limit = 5;
+    let hits = store.read(|c| Ok(baton_store::search(c, &q)?)).unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits[0].snippet.contains(">>>配置<<<"), "{hits:?}");
+    assert!(
+        hits[0].snippet.contains("系统"),
+        "the message with three occurrences ranks first: {hits:?}"
+    );
+}

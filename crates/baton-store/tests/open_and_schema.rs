@@ -205,3 +205,42 @@ fn reference_v11_database_gains_raw_json_column() {
         .unwrap();
     assert!(raw.contains("\"hi\""));
 }
+
+#[test]
+fn migrating_a_reference_database_backfills_the_cjk_index() {
+    let (_dir, path) = temp_db();
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(&baton_store::schema::reference_v11_ddl())
+            .unwrap();
+        c.execute("INSERT INTO schema_version VALUES (11)", [])
+            .unwrap();
+        c.execute(
+            "INSERT INTO sessions (id, source, started_at) VALUES ('old', 'cli', 1.0)",
+            [],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) \
+             VALUES ('old', 'user', '请检查用户配置', 2.0)",
+            [],
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let mut q = baton_store::SearchQuery::new("用户");
+    q.limit = 5;
+    let via_index = store
+        .read(|c| {
+            let indexed: i64 = c.query_row(
+                "SELECT COUNT(*) FROM messages_fts_cjk WHERE messages_fts_cjk MATCH '\"用户\"'",
+                [],
+                |r| r.get(0),
+            )?;
+            assert_eq!(indexed, 1, "the pre-existing message was backfilled");
+            Ok(baton_store::search(c, &q)?)
+        })
+        .unwrap();
+    assert_eq!(via_index.len(), 1);
+    assert_eq!(via_index[0].session_id, "old");
+}
