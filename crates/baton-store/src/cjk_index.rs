@@ -33,28 +33,59 @@ END;
 
 pub const CJK_TABLE: &str = "messages_fts_cjk";
 
-/// The unigram and bigram tokens of every CJK run in `text`, space-separated; empty when the
-/// text has no CJK characters.
+/// What the index holds for `text`: the unigram and bigram tokens of every CJK run, and the
+/// Latin/digit runs glued to CJK text (`配置config_path文件` -> `config_path`), which unicode61
+/// cannot see because it reads the whole glued run as one token. Space-separated; empty when
+/// the text has no CJK characters.
 pub fn cjk_grams(text: &str) -> String {
+    let runs = runs(text);
     let mut out = String::new();
-    let mut run: Vec<char> = Vec::new();
-    let flush = |run: &mut Vec<char>, out: &mut String| {
-        for c in run.iter() {
-            push_token(out, &[*c]);
-        }
-        for pair in run.windows(2) {
-            push_token(out, pair);
-        }
-        run.clear();
-    };
-    for c in text.chars() {
-        if is_cjk(c) {
-            run.push(c);
-        } else if !run.is_empty() {
-            flush(&mut run, &mut out);
+    for (i, (kind, run)) in runs.iter().enumerate() {
+        match kind {
+            RunKind::Cjk => {
+                for c in run {
+                    push_token(&mut out, &[*c]);
+                }
+                for pair in run.windows(2) {
+                    push_token(&mut out, pair);
+                }
+            }
+            RunKind::Other => {
+                let glued = (i > 0 && runs[i - 1].0 == RunKind::Cjk)
+                    || runs.get(i + 1).is_some_and(|r| r.0 == RunKind::Cjk);
+                if glued && run.iter().any(|c| c.is_alphanumeric()) {
+                    push_token(&mut out, run);
+                }
+            }
+            RunKind::Space => {}
         }
     }
-    flush(&mut run, &mut out);
+    out
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RunKind {
+    Cjk,
+    Space,
+    Other,
+}
+
+/// Maximal runs of CJK characters, whitespace, and everything else.
+fn runs(text: &str) -> Vec<(RunKind, Vec<char>)> {
+    let mut out: Vec<(RunKind, Vec<char>)> = Vec::new();
+    for c in text.chars() {
+        let kind = if is_cjk(c) {
+            RunKind::Cjk
+        } else if c.is_whitespace() {
+            RunKind::Space
+        } else {
+            RunKind::Other
+        };
+        match out.last_mut() {
+            Some((k, run)) if *k == kind => run.push(c),
+            _ => out.push((kind, vec![c])),
+        }
+    }
     out
 }
 
@@ -108,12 +139,13 @@ mod tests {
     }
 
     #[test]
-    fn latin_text_and_punctuation_split_runs() {
+    fn latin_runs_split_cjk_runs_and_are_kept_when_glued() {
         assert_eq!(
-            cjk_grams("改config_path文件。设定"),
-            "改 文 件 文件 设 定 设定"
+            cjk_grams("改config_path文件。设定 and more"),
+            "改 config_path 文 件 文件 设 定 设定"
         );
         assert_eq!(cjk_grams("no cjk here"), "");
+        assert_eq!(cjk_grams("用户 README 文件"), "用 户 用户 文 件 文件");
     }
 
     #[test]

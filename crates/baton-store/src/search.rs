@@ -19,12 +19,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
 
-/// At most this many candidates are fetched per positive term (best first).
-pub const TERM_CANDIDATE_CAP: i64 = 5000;
+/// At most this many candidates are fetched per positive term: the newest matches, ranked by
+/// bm25 among themselves. Scoring every match would cost time in proportion to how common a
+/// term is across the whole history; the newest 2,000 keep a query's cost flat as history
+/// grows, and recent context is what an agent searching its past usually needs.
+pub const TERM_CANDIDATE_CAP: i64 = 2000;
 /// Characters of context either side of a match in built snippets.
 pub const SNIPPET_CONTEXT_CHARS: usize = 40;
 /// Score weight of a word found only through the trigram supplement.
 const SUPPLEMENT_WEIGHT: f64 = 0.6;
+/// At most this many supplement candidates are verified. Each needs its text read, and the
+/// supplement only catches identifiers glued to CJK text, so the best few hundred by bm25 are
+/// plenty; without a cap a common word costs thousands of row reads at a million messages.
+const SUPPLEMENT_CAP: i64 = 200;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -171,7 +178,6 @@ impl Searcher<'_> {
     }
 
     fn run(&self, parsed: &ParsedQuery) -> rusqlite::Result<Vec<SearchHit>> {
-        let mut timestamps: HashMap<i64, f64> = HashMap::new();
         // Per group: the positive terms with their hits.
         let mut group_hits: Vec<Vec<(Term, TermHits)>> = Vec::new();
         // id -> (score, group index)
@@ -180,12 +186,12 @@ impl Searcher<'_> {
         for (gi, group) in parsed.groups.iter().enumerate() {
             let mut pos = Vec::new();
             for t in &group.must {
-                let hits = self.term_hits(t, TERM_CANDIDATE_CAP, &mut timestamps)?;
+                let hits = self.term_hits(t, TERM_CANDIDATE_CAP)?;
                 pos.push((t.clone(), hits));
             }
             let mut neg: HashSet<i64> = HashSet::new();
             for t in &group.must_not {
-                neg.extend(self.term_hits(t, -1, &mut timestamps)?.into_keys());
+                neg.extend(self.term_hits(t, -1)?.into_keys());
             }
             if let Some(smallest) = pos.iter().map(|(_, h)| h).min_by_key(|h| h.len()) {
                 for id in smallest.keys() {
@@ -216,13 +222,8 @@ impl Searcher<'_> {
 
         let mut ranked: Vec<(i64, f64, usize)> =
             best.into_iter().map(|(id, (s, g))| (id, s, g)).collect();
-        ranked.sort_by(|a, b| {
-            let ta = timestamps.get(&a.0).copied().unwrap_or(0.0);
-            let tb = timestamps.get(&b.0).copied().unwrap_or(0.0);
-            b.1.total_cmp(&a.1)
-                .then(tb.total_cmp(&ta))
-                .then(b.0.cmp(&a.0))
-        });
+        // Ties go to the newer message (ids grow in append order).
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
 
         let mut out = Vec::new();
         for (id, score, gi) in ranked.into_iter().skip(self.q.offset).take(self.q.limit) {
@@ -232,42 +233,31 @@ impl Searcher<'_> {
     }
 
     /// Every message matching one term, scored in (0, 1].
-    fn term_hits(
-        &self,
-        term: &Term,
-        cap: i64,
-        timestamps: &mut HashMap<i64, f64>,
-    ) -> rusqlite::Result<TermHits> {
+    fn term_hits(&self, term: &Term, cap: i64) -> rusqlite::Result<TermHits> {
         let mut hits = TermHits::new();
         match term.route() {
             Route::Word => {
-                let raw = self.fts_scores("messages_fts", &term.fts5(), None, cap, timestamps)?;
+                let raw = self.fts_scores("messages_fts", &term.fts5(), None, cap)?;
                 normalise_into(&mut hits, raw, 1.0, Via::Fts);
                 // Identifiers glued to CJK (`配置config_path文件`) are not
                 // unicode61 tokens; find them by substring and keep those
                 // whose match is not inside a longer Latin word.
                 if term.text.chars().count() >= 3 {
-                    let raw = self.supplement(term, cap, timestamps)?;
+                    let raw = self.supplement(term, cap.min(SUPPLEMENT_CAP))?;
                     normalise_into(&mut hits, raw, SUPPLEMENT_WEIGHT, Via::Window);
                 }
             }
             Route::Substring => {
                 let m = query::fts5_quote(&term.text);
-                let raw = self.fts_scores("messages_fts_trigram", &m, None, cap, timestamps)?;
+                let raw = self.fts_scores("messages_fts_trigram", &m, None, cap)?;
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
             Route::Short if self.cjk_index && term.text.chars().all(query::is_cjk) => {
-                let raw = self.fts_scores(
-                    crate::cjk_index::CJK_TABLE,
-                    &term.fts5(),
-                    None,
-                    cap,
-                    timestamps,
-                )?;
+                let raw = self.fts_scores(crate::cjk_index::CJK_TABLE, &term.fts5(), None, cap)?;
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
             Route::Short => {
-                let raw = self.scan(term, cap, timestamps)?;
+                let raw = self.scan(term, cap)?;
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
         }
@@ -282,15 +272,31 @@ impl Searcher<'_> {
         matcher: &str,
         exclude_u61: Option<&str>,
         cap: i64,
-        timestamps: &mut HashMap<i64, f64>,
     ) -> rusqlite::Result<Vec<(i64, f64)>> {
         Ok(self
-            .fts_rows(table, matcher, exclude_u61, cap, false, timestamps)?
+            .fts_rows(table, matcher, exclude_u61, cap, false)?
             .into_iter()
             .map(|(id, s, _)| (id, s))
             .collect())
     }
 
+    /// Whether any filter needs columns of `messages` or `sessions`.
+    fn has_filters(&self) -> bool {
+        let q = self.q;
+        !q.roles.is_empty()
+            || !q.sources.is_empty()
+            || !q.session_ids.is_empty()
+            || !q.exclude_session_ids.is_empty()
+            || q.since.is_some()
+            || q.until.is_some()
+    }
+
+    /// The newest `cap` matches of `matcher` with their bm25 scores.
+    ///
+    /// Rows come in rowid order, newest first, so FTS5 stops after `cap` and scores only those:
+    /// the cost of a term stays flat however often it occurs in the whole history, where
+    /// `ORDER BY rank` would score every match. `messages` is joined only when a filter or the
+    /// text needs it, since each joined row costs a B-tree lookup into a wide table.
     fn fts_rows(
         &self,
         table: &str,
@@ -298,68 +304,69 @@ impl Searcher<'_> {
         exclude_u61: Option<&str>,
         cap: i64,
         with_text: bool,
-        timestamps: &mut HashMap<i64, f64>,
     ) -> rusqlite::Result<Vec<(i64, f64, Option<Row>)>> {
-        let mut sql = format!(
-            "SELECT m.id, m.timestamp, -bm25({table}), \
-             COALESCE(m.content, ''), COALESCE(m.tool_name, ''), COALESCE(m.tool_calls, '') \
-             FROM {table} JOIN messages m ON m.id = {table}.rowid \
-             JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?"
-        );
+        let mut sql = if with_text || self.has_filters() {
+            let text_cols = if with_text {
+                "COALESCE(m.content, ''), COALESCE(m.tool_name, ''), COALESCE(m.tool_calls, '')"
+            } else {
+                "NULL, NULL, NULL"
+            };
+            let sessions = if self.q.sources.is_empty() {
+                ""
+            } else {
+                " JOIN sessions s ON s.id = m.session_id"
+            };
+            format!(
+                "SELECT {table}.rowid, -bm25({table}), {text_cols} \
+                 FROM {table} JOIN messages m ON m.id = {table}.rowid{sessions} \
+                 WHERE {table} MATCH ?"
+            )
+        } else {
+            format!(
+                "SELECT {table}.rowid, -bm25({table}), NULL, NULL, NULL \
+                 FROM {table} WHERE {table} MATCH ?"
+            )
+        };
         let mut params = vec![Value::Text(matcher.to_string())];
         if let Some(ex) = exclude_u61 {
-            sql.push_str(
-                " AND m.id NOT IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)",
-            );
+            sql.push_str(&format!(
+                " AND {table}.rowid NOT IN \
+                 (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)"
+            ));
             params.push(Value::Text(ex.to_string()));
         }
         self.filters(&mut sql, &mut params);
-        sql.push_str(" ORDER BY rank LIMIT ?");
+        sql.push_str(&format!(" ORDER BY {table}.rowid DESC LIMIT ?"));
         params.push(Value::Integer(cap));
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params_from_iter(params), |r| {
             let row = if with_text {
                 Some(Row {
-                    content: r.get(3)?,
-                    tool_name: r.get(4)?,
-                    tool_calls: r.get(5)?,
+                    content: r.get(2)?,
+                    tool_name: r.get(3)?,
+                    tool_calls: r.get(4)?,
                 })
             } else {
                 None
             };
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, f64>(1)?,
-                r.get::<_, f64>(2)?,
-                row,
-            ))
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?, row))
         })?;
-        let mut out = Vec::new();
-        for r in rows {
-            let (id, ts, score, row) = r?;
-            timestamps.insert(id, ts);
-            out.push((id, score, row));
-        }
-        Ok(out)
+        rows.collect()
     }
 
-    /// Trigram matches of a word that unicode61 missed, kept only when the
-    /// occurrence is bounded (not inside a longer Latin word).
-    fn supplement(
-        &self,
-        term: &Term,
-        cap: i64,
-        timestamps: &mut HashMap<i64, f64>,
-    ) -> rusqlite::Result<Vec<(i64, f64)>> {
+    /// Matches of a word that unicode61 cannot see because it is glued to CJK text
+    /// (`配置config_path文件`).
+    ///
+    /// With the CJK index these are its Latin tokens (the index keeps the Latin runs that touch
+    /// CJK text), one small lookup. Without it (a reference database), trigram substring matches
+    /// that unicode61 missed, kept only when the occurrence is bounded (not inside a longer
+    /// Latin word); that needs each candidate's text, hence the small cap.
+    fn supplement(&self, term: &Term, cap: i64) -> rusqlite::Result<Vec<(i64, f64)>> {
+        if self.cjk_index {
+            return self.fts_scores(crate::cjk_index::CJK_TABLE, &term.fts5(), None, cap);
+        }
         let m = query::fts5_quote(&term.text);
-        let rows = self.fts_rows(
-            "messages_fts_trigram",
-            &m,
-            Some(&term.fts5()),
-            cap,
-            true,
-            timestamps,
-        )?;
+        let rows = self.fts_rows("messages_fts_trigram", &m, Some(&term.fts5()), cap, true)?;
         Ok(rows
             .into_iter()
             .filter(|(_, _, row)| {
@@ -373,15 +380,10 @@ impl Searcher<'_> {
 
     /// LIKE scan for 1-2 character CJK terms, scored by saturated,
     /// length-normalised occurrence count (BM25-style tf).
-    fn scan(
-        &self,
-        term: &Term,
-        cap: i64,
-        timestamps: &mut HashMap<i64, f64>,
-    ) -> rusqlite::Result<Vec<(i64, f64)>> {
+    fn scan(&self, term: &Term, cap: i64) -> rusqlite::Result<Vec<(i64, f64)>> {
         let pat = format!("%{}%", crate::title::escape_like(&term.text));
         let mut sql = String::from(
-            "SELECT m.id, m.timestamp, COALESCE(m.content, ''), COALESCE(m.tool_name, ''), \
+            "SELECT m.id, COALESCE(m.content, ''), COALESCE(m.tool_name, ''), \
              COALESCE(m.tool_calls, '') FROM messages m JOIN sessions s ON s.id = m.session_id \
              WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' \
              OR m.tool_calls LIKE ? ESCAPE '\\')",
@@ -394,18 +396,16 @@ impl Searcher<'_> {
         let rows = stmt.query_map(params_from_iter(params), |r| {
             Ok((
                 r.get::<_, i64>(0)?,
-                r.get::<_, f64>(1)?,
                 Row {
-                    content: r.get(2)?,
-                    tool_name: r.get(3)?,
-                    tool_calls: r.get(4)?,
+                    content: r.get(1)?,
+                    tool_name: r.get(2)?,
+                    tool_calls: r.get(3)?,
                 },
             ))
         })?;
         let mut counted = Vec::new();
         for r in rows {
-            let (id, ts, row) = r?;
-            timestamps.insert(id, ts);
+            let (id, row) = r?;
             let hay = row.haystack();
             let tf = count_occurrences(&hay, &term.text).max(1) as f64;
             counted.push((id, tf, hay.chars().count() as f64));

@@ -1,0 +1,256 @@
+//! Session-store throughput and search latency on the real corpus, replicated.
+//!
+//! Run: `cargo bench -p baton-store --bench store`. `BATON_BENCH_MESSAGES` sets the size of the
+//! search database (default 1,000,000). It is built once into `target/bench-data/` and reused
+//! by later runs (delete the file to rebuild).
+//!
+//! Reports:
+//! - ingest: messages/s appending whole conversations in batched transactions (one per 500
+//!   messages) with every full-text trigger and the CJK index on, measured by criterion on
+//!   50,000-message ingests, and once over the full build;
+//! - search: p50/p99 latency per query class over the large database (English words and
+//!   phrases, CJK of 3+ characters, 1-2 character CJK), plus criterion's estimate per class;
+//! - size: database bytes per million messages.
+//!
+//! Corpus: every conversation in `../shared/data/normalized` when present, else the samples in
+//! `data/samples` (the figures in the README come from the full corpus).
+
+// A benchmark that cannot set up its database has nothing to measure: failing loudly is right.
+#![allow(clippy::expect_used)]
+
+use baton_core::Message;
+use baton_core::formats::load_file;
+use baton_store::{NewSession, SearchQuery, SessionStore, SqliteStore, search};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const BATCH: usize = 500;
+const INGEST_MESSAGES: usize = 50_000;
+
+const ENGLISH: &[&str] = &[
+    "cargo test",
+    "permission denied",
+    "migration",
+    "\"tool call\"",
+    "refactor*",
+    "README",
+];
+const CJK_LONG: &[&str] = &["確認しました", "実装計画", "天气预报", "设置提醒"];
+const CJK_SHORT: &[&str] = &["用户", "配置", "確認", "天气", "实现", "文件"];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The conversations of the corpus, each a list of messages.
+fn corpus() -> Vec<Vec<Message>> {
+    let shared = repo_root().join("../shared/data/normalized");
+    let (dir, label) = if shared.is_dir() {
+        (shared, "../shared/data/normalized")
+    } else {
+        (repo_root().join("data/samples"), "data/samples")
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    let mut convs = Vec::new();
+    for f in files {
+        let Some(ext) = f.extension().and_then(|e| e.to_str()) else {
+            continue;
+        };
+        if ext != "jsonl" && ext != "json" {
+            continue;
+        }
+        if let Ok(doc) = load_file(&f, None) {
+            convs.extend(
+                doc.conversations
+                    .into_iter()
+                    .map(|c| c.messages)
+                    .filter(|m| !m.is_empty()),
+            );
+        }
+    }
+    let total: usize = convs.iter().map(Vec::len).sum();
+    eprintln!(
+        "corpus: {label}: {} conversations, {total} messages",
+        convs.len()
+    );
+    convs
+}
+
+/// Appends conversations (cycling through the corpus) until `target` messages are stored.
+/// Returns the number appended.
+fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
+    let mut stored = 0;
+    let mut copy = 0usize;
+    'outer: loop {
+        for (i, conv) in corpus.iter().enumerate() {
+            let id = store
+                .create_session(NewSession {
+                    id: Some(format!("bench-{copy}-{i}")),
+                    ..NewSession::new("bench")
+                })
+                .expect("create session");
+            for chunk in conv.chunks(BATCH) {
+                let take = chunk.len().min(target - stored);
+                store.append_messages(&id, &chunk[..take]).expect("append");
+                stored += take;
+                if stored >= target {
+                    break 'outer;
+                }
+            }
+        }
+        copy += 1;
+    }
+    stored
+}
+
+fn bench_ingest(c: &mut Criterion) {
+    let corpus = corpus();
+    if corpus.is_empty() {
+        eprintln!("note: no corpus found; skipping the ingest benchmark");
+        return;
+    }
+    let mut group = c.benchmark_group("store ingest");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(20));
+    group.throughput(Throughput::Elements(INGEST_MESSAGES as u64));
+    group.bench_function("50k messages, FTS on", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let dir = tempfile::tempdir().expect("tempdir");
+                let store = SqliteStore::open(dir.path().join("state.db")).expect("open");
+                let start = Instant::now();
+                black_box(fill(&store, &corpus, INGEST_MESSAGES));
+                total += start.elapsed();
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+/// The large database, built on first use and reused afterwards.
+fn large_db(corpus: &[Vec<Message>], n: usize) -> PathBuf {
+    let dir = repo_root().join("target/bench-data");
+    std::fs::create_dir_all(&dir).expect("bench-data dir");
+    let path = dir.join(format!("store-{n}-v{}.db", baton_store::SCHEMA_VERSION));
+    if path.exists() {
+        eprintln!("reusing {}", path.display());
+        return path;
+    }
+    let partial = dir.join("store-building.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", partial.display()));
+    }
+    let store = SqliteStore::open(&partial).expect("open");
+    let start = Instant::now();
+    let stored = fill(&store, corpus, n);
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "built {stored} messages in {secs:.1} s: {:.0} messages/s (FTS triggers and CJK index on)",
+        stored as f64 / secs
+    );
+    store
+        .read(|c| {
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            Ok(())
+        })
+        .expect("checkpoint");
+    drop(store);
+    std::fs::rename(&partial, &path).expect("rename");
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", partial.display()));
+    }
+    path
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn run_query(store: &SqliteStore, text: &str) -> usize {
+    let mut q = SearchQuery::new(text);
+    q.limit = 10;
+    store.read(|c| Ok(search(c, &q)?)).expect("search").len()
+}
+
+fn bench_search(c: &mut Criterion) {
+    let corpus = corpus();
+    if corpus.is_empty() {
+        eprintln!("note: no corpus found; skipping the search benchmark");
+        return;
+    }
+    let n: usize = std::env::var("BATON_BENCH_MESSAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let path = large_db(&corpus, n);
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "database: {n} messages, {:.0} MB ({:.0} MB per million messages)",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 * 1e6 / n as f64
+    );
+    let store = SqliteStore::open_read_only(&path).expect("open");
+    let classes: [(&str, &[&str]); 3] = [
+        ("english", ENGLISH),
+        ("cjk 3+ chars", CJK_LONG),
+        ("cjk 1-2 chars", CJK_SHORT),
+    ];
+    eprintln!(
+        "{:<14} {:>8} {:>9} {:>9} {:>9}  hits per query (slowest query)",
+        "class", "samples", "p50 ms", "p99 ms", "max ms"
+    );
+    for (class, queries) in classes {
+        // Warm the page cache once, then time every query 20 times.
+        let hits: Vec<usize> = queries.iter().map(|q| run_query(&store, q)).collect();
+        let mut times = Vec::new();
+        let mut slowest = (Duration::ZERO, "");
+        for _ in 0..20 {
+            for q in queries {
+                let start = Instant::now();
+                black_box(run_query(&store, q));
+                let t = start.elapsed();
+                if t > slowest.0 {
+                    slowest = (t, q);
+                }
+                times.push(t);
+            }
+        }
+        times.sort();
+        eprintln!(
+            "{class:<14} {:>8} {:>9.2} {:>9.2} {:>9.2}  {hits:?} (slowest: {})",
+            times.len(),
+            ms(percentile(&times, 0.5)),
+            ms(percentile(&times, 0.99)),
+            ms(times[times.len() - 1]),
+            slowest.1,
+        );
+    }
+    let mut group = c.benchmark_group("store search");
+    group.sample_size(20);
+    for (class, queries) in classes {
+        group.throughput(Throughput::Elements(queries.len() as u64));
+        group.bench_function(class, |b| {
+            b.iter(|| {
+                for q in queries {
+                    black_box(run_query(&store, q));
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_ingest, bench_search);
+criterion_main!(benches);
