@@ -483,3 +483,27 @@ fn stats_of_an_empty_window_say_so() {
             "no sessions started in the last 30 days",
         ));
 }
+
+#[test]
+fn an_ambiguous_title_is_bad_input_naming_the_candidates() {
+    let (_dir, db) = prune_db();
+    {
+        let store = SqliteStore::open(&db).unwrap();
+        store.set_title("old_done", "Notes #2").unwrap();
+        store.set_title("recent", "Notes #5").unwrap();
+    }
+    for sub in ["show", "export", "delete"] {
+        sessions_cmd(&db)
+            .args([sub, "Notes"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("more than one session"))
+            .stderr(predicate::str::contains("old_done"))
+            .stderr(predicate::str::contains("recent"));
+    }
+    sessions_cmd(&db)
+        .args(["show", "Notes #5"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("recent  Notes #5"));
+}

@@ -230,7 +230,10 @@ fn overview(conn: &Connection, q: &StatsQuery) -> Result<Overview> {
 
 /// `openai/gpt-4o` -> `gpt-4o`; `openrouter/anthropic/claude` -> `claude`.
 pub fn strip_provider_prefix(model: &str) -> &str {
-    model.rsplit('/').next().unwrap_or(model)
+    match model.rsplit('/').next() {
+        Some(name) if !name.is_empty() => name,
+        _ => model,
+    }
 }
 
 fn by_model(conn: &Connection, q: &StatsQuery) -> Result<Vec<ModelStats>> {
@@ -399,5 +402,6 @@ mod tests {
             "claude-sonnet-4"
         );
         assert_eq!(strip_provider_prefix("gpt-4o"), "gpt-4o");
+        assert_eq!(strip_provider_prefix("odd/"), "odd/");
     }
 }

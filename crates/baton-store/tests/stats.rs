@@ -282,6 +282,18 @@ fn a_wider_window_includes_older_sessions_and_an_empty_one_is_all_zeros() {
         .unwrap();
     assert_eq!(wide.overview.sessions, 4);
     assert_eq!(wide.overview.input_tokens, 1_006_100);
+    assert_eq!(wide.by_day.len(), 61);
+
+    // Past a year, the daily series starts at the first session instead of the window start.
+    let long = store
+        .stats(&StatsQuery {
+            days: 400,
+            source: None,
+            now: NOW,
+        })
+        .unwrap();
+    assert_eq!(long.by_day.first().unwrap().date, "2026-04-05");
+    assert_eq!(long.by_day.len(), 41);
 
     let empty = store
         .stats(&StatsQuery {
