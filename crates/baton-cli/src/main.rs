@@ -28,7 +28,7 @@ enum Command {
     /// Compact a conversation file: prune old tool output, summarize the middle, keep the
     /// head and the recent tail verbatim.
     Compress(commands::compress::CompressArgs),
-    /// Read a session database: list, show, search, export (read-only).
+    /// Session database: list, show, search, export, stats (read-only); delete, prune.
     Sessions(commands::sessions::SessionsArgs),
 }
 

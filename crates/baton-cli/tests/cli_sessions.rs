@@ -116,3 +116,33 @@ fn unknown_ids_and_missing_databases_are_clear_errors() {
         .stderr(predicate::str::contains("notes.txt"));
     assert_eq!(std::fs::read_to_string(&junk).unwrap(), "not a database");
 }
+
+#[test]
+fn show_and_export_accept_a_title() {
+    let (_dir, db, id) = database();
+    baton()
+        .args(["sessions", "--db"])
+        .arg(&db)
+        .args(["show", "Fix the parser"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(format!("{id}  Fix the parser")))
+        .stdout(predicate::str::contains("tokenizer"));
+    let out = baton()
+        .args(["sessions", "--db"])
+        .arg(&db)
+        .args(["export", "Fix the parser"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 4);
+    baton()
+        .args(["sessions", "--db"])
+        .arg(&db)
+        .args(["show", "Fix the lexer"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`Fix the lexer`"));
+}

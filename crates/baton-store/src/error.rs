@@ -39,6 +39,13 @@ pub enum StoreError {
     #[error("no session with id {id}")]
     NotFound { id: String },
 
+    /// An id prefix or title names more than one session (or compression chain).
+    #[error("`{input}` matches more than one session: {}; name one by its id", candidates.join(", "))]
+    Ambiguous {
+        input: String,
+        candidates: Vec<String>,
+    },
+
     /// Titles are unique across sessions.
     #[error("title {title:?} is already used by session {other_id}")]
     TitleInUse { title: String, other_id: String },

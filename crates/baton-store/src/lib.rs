@@ -13,12 +13,14 @@ pub mod lineage;
 pub mod open;
 pub mod prune;
 pub mod query;
+pub mod resolve;
 pub mod retry;
 mod rng;
 pub mod schema;
 pub mod search;
 pub mod session;
 pub mod sqlite;
+pub mod stats;
 pub mod title;
 
 pub use error::{Result, StoreError};
@@ -29,6 +31,9 @@ pub use schema::SCHEMA_VERSION;
 pub use search::{SearchError, SearchHit, SearchQuery, search};
 pub use session::{ListedSession, NewSession, Session, SessionFilter, end_reason, new_session_id};
 pub use sqlite::SqliteStore;
+pub use stats::{
+    DayStats, ModelStats, Overview, SourceStats, StatsQuery, ToolCount, UsageStats, usage_stats,
+};
 pub use title::{MAX_TITLE_LENGTH, clean_title};
 
 use baton_core::Message;
@@ -76,6 +81,12 @@ pub trait SessionStore: Send + Sync {
 
     /// The ids of the compression chain containing `id`, root first.
     fn compression_chain(&self, id: &str) -> Result<Vec<String>>;
+
+    /// The session `id_or_title` names: an exact id; else a title (cleaned), exact or numbered
+    /// along a compression lineage ("Refactor auth" finds "Refactor auth #3"), resolved to the
+    /// tip of its chain; else a unique id prefix. `Ok(None)` when nothing matches;
+    /// [`StoreError::Ambiguous`] naming the candidates when several sessions or chains do.
+    fn resolve_session(&self, id_or_title: &str) -> Result<Option<String>>;
 
     /// Deletes a session and its messages; its children are kept and detached. `false` when
     /// there was no such session.

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::lineage::MAX_CHAIN_HOPS;
 use crate::session::end_reason;
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension, Transaction};
 use std::collections::{HashMap, HashSet};
 
 /// Deletes one session and its messages; children are detached (`parent_session_id = NULL`),
@@ -31,7 +31,27 @@ struct Node {
 /// source. A compression chain is one unit: it goes only when every session in it qualifies,
 /// so a live conversation never loses its early part.
 pub fn prune_before(tx: &Transaction<'_>, cutoff: f64, source: Option<&str>) -> Result<usize> {
-    let mut stmt = tx.prepare(
+    Ok(prune_before_listed(tx, cutoff, source)?.len())
+}
+
+/// [`prune_before`], returning the ids it deleted (oldest first).
+pub fn prune_before_listed(
+    tx: &Transaction<'_>,
+    cutoff: f64,
+    source: Option<&str>,
+) -> Result<Vec<String>> {
+    let doomed = prune_candidates(tx, cutoff, source)?;
+    delete_ids(tx, &doomed.iter().cloned().collect())?;
+    Ok(doomed)
+}
+
+/// The ids [`prune_before`] would delete, oldest first, without deleting anything.
+pub fn prune_candidates(
+    conn: &Connection,
+    cutoff: f64,
+    source: Option<&str>,
+) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare(
         "SELECT id, parent_session_id, source, started_at, ended_at, end_reason FROM sessions",
     )?;
     let nodes: HashMap<String, Node> = stmt
@@ -54,7 +74,7 @@ pub fn prune_before(tx: &Transaction<'_>, cutoff: f64, source: Option<&str>) -> 
     for id in nodes.keys() {
         chains.entry(chain_root(&nodes, id)).or_default().push(id);
     }
-    let mut doomed = HashSet::new();
+    let mut doomed = Vec::new();
     for (root, members) in chains {
         let source_ok = source.is_none_or(|s| nodes.get(root).is_some_and(|n| n.source == s));
         let all_old_and_ended = members.iter().all(|m| {
@@ -63,11 +83,12 @@ pub fn prune_before(tx: &Transaction<'_>, cutoff: f64, source: Option<&str>) -> 
                 .is_some_and(|n| n.ended_at.is_some() && n.started_at < cutoff)
         });
         if source_ok && all_old_and_ended {
-            doomed.extend(members.iter().map(|m| m.to_string()));
+            doomed.extend(members);
         }
     }
-    delete_ids(tx, &doomed)?;
-    Ok(doomed.len())
+    let start = |id: &str| nodes.get(id).map_or(0.0, |n| n.started_at);
+    doomed.sort_by(|a, b| start(a).total_cmp(&start(b)).then_with(|| a.cmp(b)));
+    Ok(doomed.into_iter().map(str::to_string).collect())
 }
 
 /// The root of the compression chain `id` belongs to.

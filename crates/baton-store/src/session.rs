@@ -124,6 +124,24 @@ pub(crate) fn format_utc_compact(secs: u64) -> String {
     )
 }
 
+/// `YYYY-MM-DD HH:MM` (UTC) for Unix seconds, for people reading a listing.
+pub fn format_utc_minutes(secs: f64) -> String {
+    let secs = if secs.is_finite() && secs > 0.0 {
+        secs as u64
+    } else {
+        0
+    };
+    let c = format_utc_compact(secs);
+    format!(
+        "{}-{}-{} {}:{}",
+        &c[0..4],
+        &c[4..6],
+        &c[6..8],
+        &c[9..11],
+        &c[11..13]
+    )
+}
+
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -149,6 +167,8 @@ mod tests {
         assert_eq!(format_utc_compact(1_778_855_400), "20260515_143000");
         // leap day 2024-02-29 23:59:59 UTC
         assert_eq!(format_utc_compact(1_709_251_199), "20240229_235959");
+        assert_eq!(format_utc_minutes(1_778_855_400.9), "2026-05-15 14:30");
+        assert_eq!(format_utc_minutes(-5.0), "1970-01-01 00:00");
     }
 
     #[test]

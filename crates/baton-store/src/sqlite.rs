@@ -7,9 +7,11 @@ use crate::error::{Result, StoreError};
 use crate::lineage;
 use crate::open::{self, JournalMode, OpenOptions};
 use crate::prune;
+use crate::resolve;
 use crate::retry::with_write_tx;
 use crate::schema;
 use crate::session::{self, ListedSession, NewSession, Session, SessionFilter};
+use crate::stats::{self, StatsQuery, UsageStats};
 use crate::title;
 use baton_core::Message;
 use baton_core::usage::CanonicalUsage;
@@ -177,6 +179,47 @@ impl SqliteStore {
     /// The schema version stored in the file.
     pub fn schema_version(&self) -> Result<Option<i64>> {
         self.read(schema::read_version)
+    }
+
+    /// Usage statistics over `query`'s window (see [`stats`]). Read-only.
+    pub fn stats(&self, query: &StatsQuery) -> Result<UsageStats> {
+        self.read(|c| stats::usage_stats(c, query))
+    }
+
+    /// The ids `prune_sessions(older_than, source)` would delete now, oldest first. Read-only.
+    pub fn prune_candidates(
+        &self,
+        older_than: Duration,
+        source: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let cutoff = session::now() - older_than.as_secs_f64();
+        self.read(|c| prune::prune_candidates(c, cutoff, source))
+    }
+
+    /// [`SessionStore::prune_sessions`], returning the ids deleted (oldest first).
+    pub fn prune_sessions_listed(
+        &self,
+        older_than: Duration,
+        source: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let cutoff = session::now() - older_than.as_secs_f64();
+        self.write(|tx| prune::prune_before_listed(tx, cutoff, source))
+    }
+
+    /// Deletes every session of the compression chain containing `id` in one transaction
+    /// (children outside the chain are detached). Returns the ids deleted, root first; empty
+    /// when there was no such session.
+    pub fn delete_chain(&self, id: &str) -> Result<Vec<String>> {
+        self.write(|tx| {
+            let chain = lineage::compression_chain(tx, id)?;
+            let mut deleted = Vec::new();
+            for sid in chain {
+                if prune::delete_session(tx, &sid)? {
+                    deleted.push(sid);
+                }
+            }
+            Ok(deleted)
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -497,6 +540,10 @@ impl SessionStore for SqliteStore {
 
     fn compression_chain(&self, id: &str) -> Result<Vec<String>> {
         self.read(|c| lineage::compression_chain(c, id))
+    }
+
+    fn resolve_session(&self, id_or_title: &str) -> Result<Option<String>> {
+        self.read(|c| resolve::resolve_session(c, id_or_title))
     }
 
     fn delete_session(&self, id: &str) -> Result<bool> {

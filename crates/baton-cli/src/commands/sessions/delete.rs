@@ -1,0 +1,73 @@
+//! `baton sessions delete ID_OR_TITLE --yes`.
+
+use super::{describe, open_for_write, open_read_only, print_json, resolve, store_err};
+use crate::commands::Failure;
+use baton_store::SessionStore;
+use clap::Args;
+use serde_json::json;
+use std::path::Path;
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// A session id, a title (a compressed conversation's title names its newest session), or
+    /// a unique id prefix.
+    pub id: String,
+    /// Delete the whole compression chain the session belongs to, not just the session.
+    #[arg(long)]
+    pub chain: bool,
+    /// Really delete. Without it, the sessions that would go are listed and nothing changes.
+    #[arg(long)]
+    pub yes: bool,
+    /// Allow migrating a database of an older schema (e.g. the reference design's) first.
+    #[arg(long)]
+    pub migrate: bool,
+}
+
+pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
+    let (id, targets) = {
+        let store = open_read_only(path)?;
+        let id = resolve(&store, &args.id)?;
+        let targets = if args.chain {
+            store.compression_chain(&id).map_err(store_err)?
+        } else {
+            vec![id.clone()]
+        };
+        if !args.yes {
+            if json {
+                print_json(&json!({ "would_delete": targets }));
+            } else {
+                println!("would delete {} session(s):", targets.len());
+                for line in describe(&store, &targets)? {
+                    println!("  {line}");
+                }
+            }
+            return Err(Failure::BadInput(format!(
+                "not deleting `{}` without --yes (nothing was changed)",
+                args.id
+            )));
+        }
+        (id, targets)
+    };
+    let store = open_for_write(path, args.migrate)?;
+    let deleted = if args.chain {
+        store.delete_chain(&id).map_err(store_err)?
+    } else {
+        let mut deleted = Vec::new();
+        for id in &targets {
+            if store.delete_session(id).map_err(store_err)? {
+                deleted.push(id.clone());
+            }
+        }
+        deleted
+    };
+    if json {
+        print_json(&json!({ "deleted": deleted }));
+    } else {
+        println!(
+            "deleted {} session(s): {}",
+            deleted.len(),
+            deleted.join(", ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! `baton sessions`: read a session database (ours, or a reference design `state.db`) and
+//! maintain it. `list`, `show`, `search`, `export` and `stats` never modify the file; `delete`
+//! and `prune` do, and only after `--yes`.
+
+mod chart;
+mod delete;
+mod export;
+mod list;
+mod prune;
+mod search;
+mod show;
+mod stats;
+mod table;
+
+use crate::commands::Failure;
+use baton_store::{SCHEMA_VERSION, SessionStore, SqliteStore, StoreError};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Session database (default: $BATON_HOME/state.db, else ~/.baton/state.db). Only
+    /// `delete` and `prune` write to it.
+    #[arg(long, global = true)]
+    pub db: Option<PathBuf>,
+
+    /// Print JSON instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Recent sessions, one row per compression chain.
+    List(list::ListArgs),
+    /// One session (by id or title): its counters and messages.
+    Show(show::ShowArgs),
+    /// Full-text search over every message (any script, including 1-2 character CJK terms).
+    Search(search::SearchArgs),
+    /// A session (by id or title), or its whole compression chain, as JSONL messages.
+    Export(export::ExportArgs),
+    /// Usage over the last days: tokens, cost, models, sources, tools; `--chart` for a daily
+    /// token chart.
+    Stats(stats::StatsArgs),
+    /// Delete a session (by id or title) and its messages. Needs --yes.
+    Delete(delete::DeleteArgs),
+    /// Delete ended sessions older than some days, compression chains only as a whole.
+    /// Needs --yes (or --dry-run to only list them).
+    Prune(prune::PruneArgs),
+}
+
+pub fn run(args: &SessionsArgs) -> Result<(), Failure> {
+    let path = db_path(args)?;
+    if !path.exists() {
+        return Err(Failure::BadInput(format!(
+            "no session database at {} (pass --db PATH)",
+            path.display()
+        )));
+    }
+    let json = args.json;
+    match &args.command {
+        SessionsCommand::List(a) => list::run(&open_read_only(&path)?, json, a),
+        SessionsCommand::Show(a) => show::run(&open_read_only(&path)?, json, a),
+        SessionsCommand::Search(a) => search::run(&open_read_only(&path)?, json, a),
+        SessionsCommand::Export(a) => export::run(&open_read_only(&path)?, a),
+        SessionsCommand::Stats(a) => stats::run(&open_read_only(&path)?, json, a),
+        SessionsCommand::Delete(a) => delete::run(&path, json, a),
+        SessionsCommand::Prune(a) => prune::run(&path, json, a),
+    }
+}
+
+fn db_path(args: &SessionsArgs) -> Result<PathBuf, Failure> {
+    if let Some(p) = &args.db {
+        return Ok(p.clone());
+    }
+    if let Some(home) = std::env::var_os("BATON_HOME") {
+        return Ok(PathBuf::from(home).join("state.db"));
+    }
+    std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".baton").join("state.db"))
+        .ok_or_else(|| {
+            Failure::BadInput("no --db given and neither BATON_HOME nor HOME is set".into())
+        })
+}
+
+fn open_read_only(path: &Path) -> Result<SqliteStore, Failure> {
+    SqliteStore::open_read_only(path)
+        .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))
+}
+
+/// Opens the database for writing. Opening read-write migrates an older schema (a reference
+/// design database, say) to ours, which its own tools may not expect; that only happens when
+/// the user passed `--migrate`.
+fn open_for_write(path: &Path, migrate: bool) -> Result<SqliteStore, Failure> {
+    let found = open_read_only(path)?.schema_version().map_err(store_err)?;
+    let older = found.is_none_or(|v| v < SCHEMA_VERSION);
+    if older && !migrate {
+        let found = found.map_or_else(
+            || "no schema version".to_string(),
+            |v| format!("schema version {v}"),
+        );
+        return Err(Failure::BadInput(format!(
+            "{} has {found}, older than version {SCHEMA_VERSION} of this build; writing to it \
+             would migrate it first, which the program that wrote it may not expect. Nothing \
+             was changed; pass --migrate to allow the migration",
+            path.display()
+        )));
+    }
+    SqliteStore::open(path).map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))
+}
+
+fn store_err(e: StoreError) -> Failure {
+    match e {
+        StoreError::Ambiguous { .. } | StoreError::TitleTooLong { .. } => {
+            Failure::BadInput(e.to_string())
+        }
+        other => Failure::Other(other.to_string()),
+    }
+}
+
+/// The session id `input` names (an id, a title, a unique id prefix); unknown or ambiguous
+/// input is bad input (exit 2) that names it.
+fn resolve(store: &SqliteStore, input: &str) -> Result<String, Failure> {
+    store
+        .resolve_session(input)
+        .map_err(store_err)?
+        .ok_or_else(|| {
+            Failure::BadInput(format!(
+                "unknown session id `{input}` (no session has that id or title)"
+            ))
+        })
+}
+
+fn json_err(e: serde_json::Error) -> Failure {
+    Failure::Other(format!("cannot encode JSON: {e}"))
+}
+
+/// Prints `value` as pretty JSON.
+fn print_json(value: &serde_json::Value) {
+    println!("{value:#}");
+}
+
+/// A table of the sessions `ids` (for what delete and prune will remove), oldest first as given.
+fn describe(store: &SqliteStore, ids: &[String]) -> Result<Vec<String>, Failure> {
+    use baton_store::session::format_utc_minutes;
+    use table::{Column, Table, count};
+    let mut t = Table::new(
+        vec![
+            Column::left("id"),
+            Column::left("source"),
+            Column::left("started (UTC)"),
+            Column::right("messages"),
+            Column::left("title"),
+        ],
+        4,
+    );
+    for id in ids {
+        let Some(s) = store.get_session(id).map_err(store_err)? else {
+            continue;
+        };
+        t.push(vec![
+            s.id,
+            s.source,
+            format_utc_minutes(s.started_at),
+            count(s.message_count),
+            s.title.unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    Ok(t.render(table::width().saturating_sub(2)))
+}
