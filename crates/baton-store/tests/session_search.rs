@@ -433,7 +433,7 @@ async fn query_groups_a_compression_chain_once_and_skips_the_current_chain() {
     assert_eq!(summarizer.calls(), 2);
 
     // The chain was read whole: the summarizer saw both a1's and a2's messages.
-    let prompts = summarizer.prompts.lock().unwrap();
+    let prompts = summarizer.prompts.lock().unwrap().clone();
     let a_prompt = prompts.iter().find(|p| p.contains("Session a2")).unwrap();
     let transcript = transcript_of(a_prompt);
     assert!(transcript.contains("[USER]: The nginx config needs a bigger proxy buffer"));
@@ -548,7 +548,7 @@ async fn window_holds_a_phrase_match_deep_in_a_300_message_session() {
     let result = session_search(&store, &summarizer, &request).await.unwrap();
     assert_eq!(ids(&result), ["long"]);
 
-    let prompts = summarizer.prompts.lock().unwrap();
+    let prompts = summarizer.prompts.lock().unwrap().clone();
     let transcript = transcript_of(&prompts[0]);
     assert!(transcript.contains(special));
     assert!(transcript.chars().count() <= request.window_chars);
@@ -569,7 +569,7 @@ async fn window_holds_a_phrase_match_deep_in_a_300_message_session() {
     let mut request = SessionSearchRequest::new("flux capacitor overheated");
     request.window_chars = 3_000;
     session_search(&store, &summarizer, &request).await.unwrap();
-    let prompts = summarizer.prompts.lock().unwrap();
+    let prompts = summarizer.prompts.lock().unwrap().clone();
     let transcript = transcript_of(&prompts[0]);
     assert!(transcript.contains(special));
     assert!(transcript.chars().count() <= 3_000);
@@ -592,7 +592,7 @@ async fn window_prefers_terms_together_over_a_lone_term() {
     let mut request = SessionSearchRequest::new("nginx timeout");
     request.window_chars = 4_000;
     session_search(&store, &summarizer, &request).await.unwrap();
-    let prompts = summarizer.prompts.lock().unwrap();
+    let prompts = summarizer.prompts.lock().unwrap().clone();
     let transcript = transcript_of(&prompts[0]);
     assert!(transcript.contains("nginx upstream hit a read timeout"));
     assert!(!transcript.contains("only in passing"));
@@ -635,7 +635,7 @@ async fn cjk_queries_window_on_char_boundaries() {
             request.window_chars = window_chars;
             let result = session_search(&store, &summarizer, &request).await.unwrap();
             assert_eq!(ids(&result), ["zh"], "{query}");
-            let prompts = summarizer.prompts.lock().unwrap();
+            let prompts = summarizer.prompts.lock().unwrap().clone();
             let transcript = transcript_of(&prompts[0]);
             assert!(transcript.contains(expect), "{query} @ {window_chars}");
             assert!(transcript.chars().count() <= window_chars);

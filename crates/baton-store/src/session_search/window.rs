@@ -15,6 +15,8 @@ use std::ops::Range;
 
 /// Terms this close (in chars) count as occurring together.
 pub const PROXIMITY_CHARS: usize = 300;
+/// How far (in bytes) a cut edge may move to land on a line break.
+const SNAP_BYTES: usize = 400;
 /// Opens a window that does not start at the beginning of the transcript.
 pub const EARLIER_MARKER: &str = "...[earlier conversation omitted]...\n\n";
 /// Closes a window that does not reach the end of the transcript.
@@ -82,7 +84,7 @@ pub struct Window {
     pub anchor: Anchor,
 }
 
-/// At most `max_chars` chars of `text` (markers included, as long as the budget can hold them),
+/// At most `max_chars` chars of `text` (markers included, when the budget holds them and a char),
 /// placed around the best match: a quarter of the budget before it, the rest after, shifted
 /// back inside the text at either end.
 pub fn cut(text: &str, needles: &Needles, max_chars: usize) -> Window {
@@ -97,7 +99,11 @@ pub fn cut(text: &str, needles: &Needles, max_chars: usize) -> Window {
     let markers = EARLIER_MARKER.chars().count() + LATER_MARKER.chars().count();
     let content_chars = max_chars.saturating_sub(markers).max(1);
     let anchor = find_anchor(text, needles, content_chars);
-    let range = window_range(text, anchor.byte, content_chars);
+    let range = snap_to_lines(
+        text,
+        window_range(text, anchor.byte, content_chars),
+        anchor.byte,
+    );
     let mut out = String::with_capacity(range.len() + markers);
     if range.start > 0 {
         out.push_str(EARLIER_MARKER);
@@ -159,6 +165,28 @@ pub fn window_range(text: &str, anchor_byte: usize, max_chars: usize) -> Range<u
     let anchor = text[..anchor_byte].chars().count();
     let (start, end) = place(anchor, total, max_chars);
     byte_of_char(text, start)..byte_of_char(text, end)
+}
+
+/// Moves cut edges that fall inside a line to the nearest line break inside the window, when
+/// one is close and the anchor stays inside, so the excerpt opens on a `[ROLE]:` label rather
+/// than mid-sentence. Only ever shrinks the range.
+fn snap_to_lines(text: &str, range: Range<usize>, anchor: usize) -> Range<usize> {
+    let mut start = range.start;
+    if start > 0 && text.as_bytes().get(start - 1) != Some(&b'\n') {
+        let limit = text.floor_char_boundary((start + SNAP_BYTES).min(anchor).min(range.end));
+        if let Some(i) = text[start..limit].find('\n') {
+            start += i + 1;
+        }
+    }
+    let mut end = range.end;
+    if end < text.len() && text.as_bytes().get(end) != Some(&b'\n') {
+        let limit = end.saturating_sub(SNAP_BYTES).max(anchor).max(start);
+        let limit = text.ceil_char_boundary(limit);
+        if let Some(i) = text[limit..end].rfind('\n') {
+            end = limit + i;
+        }
+    }
+    start..end
 }
 
 /// Char span `[start, end)` of a window: 25 % before `anchor`, the rest after, kept inside
@@ -295,6 +323,27 @@ mod tests {
     }
 
     #[test]
+    fn cut_edges_land_on_line_breaks_when_one_is_close() {
+        let lines: Vec<String> = (0..2_000)
+            .map(|i| format!("[USER]: line {i:04} of the log"))
+            .collect();
+        let mut text = lines.join("\n");
+        text.push_str("\n[ASSISTANT]: the needle is here\n");
+        text.push_str(&lines.join("\n"));
+        let w = cut(&text, &Needles::from_query("needle"), 3_000);
+        let body = w.text.strip_prefix(EARLIER_MARKER).unwrap();
+        let body = body.strip_suffix(LATER_MARKER).unwrap();
+        assert!(body.starts_with("[USER]: line "), "{}", &body[..40]);
+        assert!(
+            body.ends_with(" of the log"),
+            "{}",
+            &body[body.len() - 40..]
+        );
+        assert!(body.contains("the needle is here"));
+        assert!(w.text.chars().count() <= 3_000);
+    }
+
+    #[test]
     fn the_densest_phrase_cluster_wins() {
         let text = format!(
             "alpha beta {} alpha beta alpha beta alpha beta {}",
@@ -388,6 +437,16 @@ mod tests {
         for budget in 0..60 {
             let w = cut(&text, &Needles::from_query("用d户"), budget);
             assert!(text.is_char_boundary(w.range.start));
+        }
+        let mixed = "[USER]: 配置\n😀 Ünïcode ＡＢＣ\n[TOOL:grep]: 用户 配置 x\n".repeat(300);
+        let markers = EARLIER_MARKER.chars().count() + LATER_MARKER.chars().count();
+        for query in ["配置", "用户 配置", "ünïcode", "abc", "x 😀", "absent"] {
+            for budget in (markers + 1..markers + 400).step_by(7) {
+                let w = cut(&mixed, &Needles::from_query(query), budget);
+                assert!(mixed.is_char_boundary(w.range.start), "{query} {budget}");
+                assert!(mixed.is_char_boundary(w.range.end), "{query} {budget}");
+                assert!(w.text.chars().count() <= budget, "{query} {budget}");
+            }
         }
         for byte in 0..text.len() {
             let r = window_range(&text, byte, 7);
