@@ -154,6 +154,8 @@ pub struct SessionEntry {
     pub when: String,
     /// Unix seconds.
     pub started_at: f64,
+    /// Messages stored across the whole chain (a compaction's carried-over tail counts in both
+    /// sessions that hold it).
     pub message_count: i64,
     #[serde(flatten)]
     pub detail: EntryDetail,
