@@ -19,6 +19,7 @@ mod rng;
 pub mod schema;
 pub mod search;
 pub mod session;
+pub mod session_search;
 pub mod sqlite;
 pub mod stats;
 pub mod title;
@@ -30,6 +31,10 @@ pub use retry::with_write_tx;
 pub use schema::SCHEMA_VERSION;
 pub use search::{SearchError, SearchHit, SearchQuery, search};
 pub use session::{ListedSession, NewSession, Session, SessionFilter, end_reason, new_session_id};
+pub use session_search::{
+    EntryDetail, SearchMode, SessionEntry, SessionSearchRequest, SessionSearchResult,
+    SummaryStatus, session_search,
+};
 pub use sqlite::SqliteStore;
 pub use stats::{
     DayStats, ModelStats, Overview, SourceStats, StatsQuery, ToolCount, UsageStats, usage_stats,
