@@ -78,6 +78,16 @@ pub fn from_lines(
         b.record(record)
             .map_err(|e| format_error_at(Some(*line), e))?;
     }
+    if b.recognized == 0 {
+        return Err(format_error_at(
+            None,
+            FormatError::UnknownFormat {
+                hint: "no Claude Code record found; expected lines like \
+                       {\"type\": \"user\", \"message\": {...}, \"uuid\": ...}"
+                    .into(),
+            },
+        ));
+    }
     Ok(b.finish(prompt.is_some()))
 }
 
@@ -102,7 +112,21 @@ struct Builder {
     git_branch: Option<Value>,
     version: Option<Value>,
     sdk_tools: Option<Value>,
+    /// Records of a type Claude Code writes.
+    recognized: usize,
 }
+
+/// Record types Claude Code and the Agent SDK write.
+const RECORD_TYPES: [&str; 8] = [
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "progress",
+    "file-history-snapshot",
+    "queue-operation",
+    "result",
+];
 
 impl Builder {
     fn record(&mut self, record: &Value) -> Result<(), FormatError> {
@@ -123,6 +147,9 @@ impl Builder {
                 ));
             }
         };
+        if RECORD_TYPES.contains(&ty) {
+            self.recognized += 1;
+        }
         if r.contains_key("session_id") || r.contains_key("parent_tool_use_id") {
             self.sdk = true;
         }

@@ -40,6 +40,19 @@ const ENVELOPE_TYPES: [&str; 5] = [
     "compacted",
 ];
 
+/// Response item types (bare lines in early rollouts).
+const ITEM_TYPES: [&str; 9] = [
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+    "reasoning",
+    "compacted",
+];
+
 /// Whether a record is a rollout envelope: `type` one of the rollout record types and an object
 /// `payload`.
 pub(crate) fn is_rollout_record(obj: &Object) -> bool {
@@ -65,6 +78,16 @@ pub fn from_lines(lines: &[(usize, Value)]) -> Result<Conversation, LoadError> {
         b.record(record)
             .map_err(|e| format_error_at(Some(*line), e))?;
     }
+    if b.recognized == 0 {
+        return Err(format_error_at(
+            None,
+            FormatError::UnknownFormat {
+                hint: "no Codex rollout record found; expected lines like \
+                       {\"type\": \"response_item\", \"payload\": {...}}"
+                    .into(),
+            },
+        ));
+    }
     Ok(b.finish())
 }
 
@@ -79,6 +102,8 @@ struct Builder {
     compactions: Vec<usize>,
     models: Vec<Value>,
     meta: Object,
+    /// Records that were rollout records (envelopes or early bare items).
+    recognized: usize,
 }
 
 impl Builder {
@@ -95,6 +120,9 @@ impl Builder {
             None | Some(Value::Null) => None,
             Some(other) => return Err(FormatError::shape("type", "a record type string", other)),
         };
+        if r.contains_key("payload") || ty.is_some_and(|t| ITEM_TYPES.contains(&t)) {
+            self.recognized += 1;
+        }
         let p = match r.get("payload") {
             Some(Value::Object(p)) => p,
             Some(other) => {
