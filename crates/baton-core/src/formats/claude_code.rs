@@ -22,6 +22,9 @@
 //! [`from_lines`] / [`parse`] when you have it (the `prompt.txt` beside the log).
 
 use crate::conversation::Conversation;
+// Reasoning entries made from thinking blocks use the Anthropic loader's `format`, so a
+// conversion to Anthropic rebuilds the thinking blocks with their signatures.
+use crate::formats::anthropic::REASONING_FORMAT;
 use crate::formats::detect::{Parsed, parse_text};
 use crate::formats::error::FormatError;
 use crate::formats::load::{LoadError, format_error_at};
@@ -34,9 +37,6 @@ use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 
 type Object = Map<String, Value>;
-
-/// `format` of reasoning entries made from thinking blocks (as in the Anthropic loader).
-use crate::formats::anthropic::REASONING_FORMAT;
 
 /// Whether a record looks like a Claude Code / Agent SDK message record: `type` user or
 /// assistant, a `message` object, and a `uuid` / `sessionId` / `session_id`.
@@ -64,13 +64,16 @@ pub fn from_lines(
     lines: &[(usize, Value)],
     prompt: Option<&str>,
 ) -> Result<Conversation, LoadError> {
-    let mut b = Builder::default();
-    b.has_main = lines.iter().any(|(_, r)| {
+    let has_main = lines.iter().any(|(_, r)| {
         matches!(
             r.get("type").and_then(Value::as_str),
             Some("user" | "assistant")
         ) && !r.get("isSidechain").is_some_and(truthy)
     });
+    let mut b = Builder {
+        has_main,
+        ..Builder::default()
+    };
     if let Some(p) = prompt {
         b.out.push(Message::user(p));
     }

@@ -26,7 +26,7 @@ pub fn shared_normalized() -> Option<PathBuf> {
         Some(dir)
     } else {
         eprintln!(
-            "note: ../shared/data/normalized is absent; skipping the shared-corpus part of this test"
+            "note: ../shared/data/normalized is absent (set BATON_SHARED_DATA to point elsewhere); skipping the shared-corpus part of this test"
         );
         None
     }
@@ -39,7 +39,7 @@ pub fn shared_corpus() -> Option<PathBuf> {
         Some(dir)
     } else {
         eprintln!(
-            "note: ../shared/data/corpus is absent; skipping the shared-corpus part of this test"
+            "note: ../shared/data/corpus is absent (set BATON_SHARED_DATA to point elsewhere); skipping the shared-corpus part of this test"
         );
         None
     }
