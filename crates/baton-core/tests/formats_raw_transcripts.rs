@@ -758,6 +758,18 @@ fn imported_transcript_writes_as_an_openai_object_that_loads_back() {
     let (a, b) = (&back.conversations[0], &doc.conversations[0]);
     assert!(a.messages == b.messages, "messages changed on the way back");
     assert_eq!(a.meta(), b.meta());
+    // Thinking kept as reasoning_details becomes a signed thinking block again in Anthropic form.
+    let anthropic: Value =
+        serde_json::from_str(&doc.converted_to(Dialect::Anthropic).to_text()).unwrap();
+    let blocks = anthropic["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "thinking")
+        .collect::<Vec<_>>();
+    assert_eq!(blocks.len(), 1);
+    assert!(blocks[0]["signature"].as_str().unwrap().starts_with("EsQC"));
 }
 
 // ---------------------------------------------------------------------------------------------
