@@ -31,6 +31,13 @@ impl Conversation {
         }
     }
 
+    /// The `meta` object of the record, if any: provenance and quirks of the source (the shared
+    /// corpus's records carry one, and imported agent-CLI transcripts put the session id, cwd,
+    /// models, compaction indices and repair counts there).
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        self.extra.get("meta").and_then(Value::as_object)
+    }
+
     /// The system prompt text, if the first message is a system message.
     pub fn system_prompt(&self) -> Option<String> {
         self.messages

@@ -134,7 +134,7 @@ proptest! {
     /// Arbitrary JSON (biased toward message-like keys) never panics, detected or forced, and
     /// whatever loads can be written and loaded again.
     #[test]
-    fn arbitrary_json_never_panics(value in arb_json(), forced in prop::option::of(0usize..7)) {
+    fn arbitrary_json_never_panics(value in arb_json(), forced in prop::option::of(0usize..FormatName::ALL.len())) {
         let text = value.to_string();
         let forced = forced.map(|i| FormatName::ALL[i]);
         if let Ok(doc) = parse_document(&text, forced) {

@@ -64,7 +64,9 @@ pub struct CompressArgs {
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 
-    /// Input format (`auto` detects it from the content).
+    /// Input format (`auto` detects it from the content): openai, json, object, jsonl, records,
+    /// anthropic, sharegpt, or an agent-CLI transcript: claude-code, codex, gemini-cli
+    /// (imported as one OpenAI conversation object, which is what the output is written as).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: FormatChoice,
 }

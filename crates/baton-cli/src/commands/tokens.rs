@@ -19,8 +19,8 @@ pub struct TokensArgs {
     #[arg(long, short, default_value = "o200k", value_parser = parse_encoding)]
     pub encoding: Encoding,
 
-    /// Force the input format instead of detecting it: json, object, jsonl, records,
-    /// anthropic, sharegpt.
+    /// Force the input format instead of detecting it: openai, json, object, jsonl, records,
+    /// anthropic, sharegpt, or an agent-CLI transcript: claude-code, codex, gemini-cli.
     #[arg(long, short, value_parser = parse_format)]
     pub format: Option<FormatName>,
 

@@ -548,7 +548,7 @@ fn block_to_part(block: &Value, at: &str) -> Result<ContentPart, FormatError> {
 
 /// `{"type":"image","source":{base64|url}}` → `{"type":"image_url","image_url":{"url":…}}`;
 /// `None` for sources an image URL cannot say (file ids).
-fn image_to_part(obj: &Object) -> Option<Object> {
+pub(crate) fn image_to_part(obj: &Object) -> Option<Object> {
     let source = obj.get("source")?.as_object()?;
     let url = match source.get("type")?.as_str()? {
         "base64" => {

@@ -2,7 +2,8 @@
 //! a `.json` file is as often JSON Lines as not.
 
 use crate::formats::error::FormatError;
-use crate::formats::{Dialect, Layout};
+use crate::formats::transcript::Transcript;
+use crate::formats::{Dialect, Layout, claude_code, codex, gemini_cli};
 use crate::message::describe_value;
 use serde_json::{Map, Value};
 
@@ -11,6 +12,9 @@ use serde_json::{Map, Value};
 pub struct Detected {
     pub dialect: Dialect,
     pub layout: Layout,
+    /// Set for an agent-CLI transcript (then `dialect` is OpenAI and `layout` object: the
+    /// transcript is imported as one OpenAI conversation).
+    pub transcript: Option<Transcript>,
 }
 
 /// The parsed text: one JSON value, or JSON Lines with their 1-based line numbers.
@@ -84,6 +88,7 @@ fn detect_array(items: &[Value]) -> Result<Detected, FormatError> {
         return Ok(Detected {
             dialect: Dialect::OpenAi,
             layout: Layout::MessageArray,
+            transcript: None,
         });
     };
     let Value::Object(obj) = first else {
@@ -96,12 +101,14 @@ fn detect_array(items: &[Value]) -> Result<Detected, FormatError> {
         return Ok(Detected {
             dialect: message_dialect(items.iter()),
             layout: Layout::MessageArray,
+            transcript: None,
         });
     }
     if obj.contains_key("from") {
         return Ok(Detected {
             dialect: Dialect::ShareGpt,
             layout: Layout::MessageArray,
+            transcript: None,
         });
     }
     detect_object(obj, Layout::ObjectArray)
@@ -111,6 +118,9 @@ fn detect_lines(lines: &[(usize, Value)]) -> Result<Detected, FormatError> {
     let Some((line, first)) = lines.first() else {
         return Err(unknown("the file is empty".into()));
     };
+    if let Some(t) = transcript_lines(lines) {
+        return Ok(Detected::transcript(t));
+    }
     let Value::Object(obj) = first else {
         return Err(unknown(format!(
             "line {line} holds {}; expected a message or a record object",
@@ -121,17 +131,67 @@ fn detect_lines(lines: &[(usize, Value)]) -> Result<Detected, FormatError> {
         return Ok(Detected {
             dialect: message_dialect(lines.iter().map(|(_, v)| v)),
             layout: Layout::MessageLines,
+            transcript: None,
         });
     }
     detect_object(obj, Layout::ObjectLines)
 }
 
+/// The transcript format of JSON Lines, decided by the first line that tells: a chat message or
+/// conversation record (`role`, `messages`, `conversations`) means none; a Claude Code message
+/// record or a Codex rollout envelope means that transcript. Lines that tell nothing (Claude
+/// Code's `file-history-snapshot`, `progress`, `summary` records, which often open its files)
+/// are passed over.
+fn transcript_lines(lines: &[(usize, Value)]) -> Option<Transcript> {
+    for (_, v) in lines {
+        let Value::Object(obj) = v else {
+            return None;
+        };
+        if ["role", "messages", "conversations"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+        {
+            return None;
+        }
+        if claude_code::is_message_record(obj) {
+            return Some(Transcript::ClaudeCode);
+        }
+        if codex::is_rollout_record(obj) {
+            return Some(Transcript::Codex);
+        }
+    }
+    None
+}
+
+impl Detected {
+    fn transcript(t: Transcript) -> Self {
+        Detected {
+            dialect: Dialect::OpenAi,
+            layout: Layout::Object,
+            transcript: Some(t),
+        }
+    }
+}
+
 /// A record object: ShareGPT (`conversations`) or a request with `messages`.
 fn detect_object(obj: &Map<String, Value>, layout: Layout) -> Result<Detected, FormatError> {
+    if layout == Layout::Object {
+        if gemini_cli::is_session(obj) {
+            return Ok(Detected::transcript(Transcript::GeminiCli));
+        }
+        // A one-record transcript is a single JSON value.
+        if claude_code::is_message_record(obj) {
+            return Ok(Detected::transcript(Transcript::ClaudeCode));
+        }
+        if codex::is_rollout_record(obj) {
+            return Ok(Detected::transcript(Transcript::Codex));
+        }
+    }
     if obj.contains_key("conversations") {
         return Ok(Detected {
             dialect: Dialect::ShareGpt,
             layout,
+            transcript: None,
         });
     }
     if let Some(messages) = obj.get("messages") {
@@ -142,19 +202,25 @@ fn detect_object(obj: &Map<String, Value>, layout: Layout) -> Result<Detected, F
         } else {
             Dialect::OpenAi
         };
-        return Ok(Detected { dialect, layout });
+        return Ok(Detected {
+            dialect,
+            layout,
+            transcript: None,
+        });
     }
     if obj.contains_key("role") && layout == Layout::Object {
         // A lone message object is a one-line JSONL file.
         return Ok(Detected {
             dialect: message_dialect(std::iter::once(&Value::Object(obj.clone()))),
             layout: Layout::MessageLines,
+            transcript: None,
         });
     }
     let keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
     Err(unknown(format!(
         "an object with keys [{}]; expected `messages` (OpenAI or Anthropic), `conversations` \
-         (ShareGPT) or `role` (a message)",
+         (ShareGPT), `role` (a message), or an agent-CLI transcript (claude-code, codex, \
+         gemini-cli)",
         keys.join(", ")
     )))
 }

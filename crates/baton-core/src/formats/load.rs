@@ -3,7 +3,11 @@
 use crate::conversation::Conversation;
 use crate::formats::detect::{Parsed, detect_parsed, parse_text};
 use crate::formats::error::FormatError;
-use crate::formats::{Dialect, Document, FormatName, Layout, anthropic, openai, sharegpt};
+use crate::formats::transcript::Transcript;
+use crate::formats::{
+    Dialect, Document, FormatName, Layout, anthropic, claude_code, codex, gemini_cli, openai,
+    sharegpt,
+};
 use crate::message::{Message, describe_value};
 use serde_json::Value;
 use std::fmt;
@@ -109,6 +113,11 @@ impl fmt::Display for LoadError {
 /// error reporters that walk the chain would otherwise print it twice.
 impl std::error::Error for LoadError {}
 
+/// A format error at `line` (1-based) of JSON Lines, or with no position of its own.
+pub(crate) fn format_error_at(line: Option<usize>, source: FormatError) -> LoadError {
+    at(line, None)(source)
+}
+
 fn at(line: Option<usize>, record: Option<usize>) -> impl Fn(FormatError) -> LoadError {
     move |source| LoadError::Format {
         path: None,
@@ -133,6 +142,19 @@ pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, Lo
 pub fn parse_document(text: &str, forced: Option<FormatName>) -> Result<Document, LoadError> {
     let parsed = parse_text(text).map_err(at(None, None))?;
     let detected = detect_parsed(&parsed);
+    let transcript = match (forced, &detected) {
+        (Some(f), _) => f.transcript(),
+        (None, Ok(d)) => d.transcript,
+        (None, Err(_)) => None,
+    };
+    if let Some(t) = transcript {
+        return Ok(Document {
+            dialect: Dialect::OpenAi,
+            layout: Layout::Object,
+            conversations: vec![load_transcript(t, parsed)?],
+            transcript: Some(t),
+        });
+    }
     let (dialect, layout) = match (forced, detected) {
         (None, Ok(d)) => (d.dialect, d.layout),
         (None, Err(e)) => return Err(at(None, None)(e)),
@@ -150,7 +172,40 @@ pub fn parse_document(text: &str, forced: Option<FormatName>) -> Result<Document
         dialect,
         layout,
         conversations,
+        transcript: None,
     })
+}
+
+/// Imports an agent-CLI transcript: JSON Lines for Claude Code and Codex (a single object is
+/// taken as a one-line file), one JSON object for Gemini CLI.
+fn load_transcript(t: Transcript, parsed: Parsed) -> Result<Conversation, LoadError> {
+    let lines = match (t, parsed) {
+        (Transcript::GeminiCli, Parsed::Single(v)) => {
+            return gemini_cli::from_session(&v).map_err(at(None, None));
+        }
+        (Transcript::GeminiCli, Parsed::Lines(_)) => {
+            return Err(at(None, None)(FormatError::UnknownFormat {
+                hint: "format `gemini-cli` was forced, but the file is JSON Lines; expected one \
+                       session object ({sessionId, messages})"
+                    .into(),
+            }));
+        }
+        (_, Parsed::Lines(lines)) => lines,
+        (_, Parsed::Single(v @ Value::Object(_))) => vec![(1, v)],
+        (_, Parsed::Single(v)) => {
+            return Err(at(None, None)(FormatError::UnknownFormat {
+                hint: format!(
+                    "format `{t}` was forced, but the file holds {}; expected JSON Lines of \
+                     transcript records",
+                    describe_value(&v)
+                ),
+            }));
+        }
+    };
+    match t {
+        Transcript::ClaudeCode => claude_code::from_lines(&lines, None),
+        _ => codex::from_lines(&lines),
+    }
 }
 
 /// The layout implied by the text's structure alone (for forced formats, where detection of

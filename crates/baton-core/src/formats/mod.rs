@@ -6,16 +6,21 @@
 //! file's shape; converting changes only the dialect.
 
 pub mod anthropic;
+pub mod claude_code;
+pub mod codex;
 mod detect;
 pub mod error;
+pub mod gemini_cli;
 mod load;
 mod notes;
 pub mod openai;
 pub mod sharegpt;
+pub mod transcript;
 
 pub use detect::{Detected, detect};
 pub use error::FormatError;
 pub use load::{LoadError, load_file, parse_document, write_file};
+pub use transcript::{Repaired, Repairs, Transcript, repair_tool_pairing};
 
 use crate::conversation::Conversation;
 use serde_json::Value;
@@ -50,7 +55,8 @@ pub enum Layout {
 /// A format the user can force with `--format`. The names are the ones users know: `openai`
 /// (OpenAI chat, any layout), `json` (an
 /// array of messages), `object`, `jsonl` (one message per line), `records` (one conversation
-/// object per line, as in the shared corpus), `anthropic`, `sharegpt`.
+/// object per line, as in the shared corpus), `anthropic`, `sharegpt`, and the agent-CLI
+/// transcripts `claude-code` (also the Claude Agent SDK stream-json log), `codex`, `gemini-cli`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FormatName {
     /// OpenAI chat in whatever layout the file has.
@@ -61,10 +67,16 @@ pub enum FormatName {
     Records,
     Anthropic,
     ShareGpt,
+    /// Claude Code session JSONL / Claude Agent SDK stream-json (read-only).
+    ClaudeCode,
+    /// Codex CLI rollout JSONL (read-only).
+    Codex,
+    /// Gemini CLI session JSON (read-only).
+    GeminiCli,
 }
 
 impl FormatName {
-    pub const ALL: [FormatName; 7] = [
+    pub const ALL: [FormatName; 10] = [
         FormatName::OpenAi,
         FormatName::Json,
         FormatName::Object,
@@ -72,6 +84,9 @@ impl FormatName {
         FormatName::Records,
         FormatName::Anthropic,
         FormatName::ShareGpt,
+        FormatName::ClaudeCode,
+        FormatName::Codex,
+        FormatName::GeminiCli,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -83,6 +98,9 @@ impl FormatName {
             FormatName::Records => "records",
             FormatName::Anthropic => "anthropic",
             FormatName::ShareGpt => "sharegpt",
+            FormatName::ClaudeCode => Transcript::ClaudeCode.as_str(),
+            FormatName::Codex => Transcript::Codex.as_str(),
+            FormatName::GeminiCli => Transcript::GeminiCli.as_str(),
         }
     }
 
@@ -115,7 +133,22 @@ impl FormatName {
             FormatName::Object => Some(Layout::Object),
             FormatName::Jsonl => Some(Layout::MessageLines),
             FormatName::Records => Some(Layout::ObjectLines),
-            FormatName::OpenAi | FormatName::Anthropic | FormatName::ShareGpt => None,
+            FormatName::OpenAi
+            | FormatName::Anthropic
+            | FormatName::ShareGpt
+            | FormatName::ClaudeCode
+            | FormatName::Codex
+            | FormatName::GeminiCli => None,
+        }
+    }
+
+    /// The agent-CLI transcript this name forces, if it names one.
+    pub fn transcript(self) -> Option<Transcript> {
+        match self {
+            FormatName::ClaudeCode => Some(Transcript::ClaudeCode),
+            FormatName::Codex => Some(Transcript::Codex),
+            FormatName::GeminiCli => Some(Transcript::GeminiCli),
+            _ => None,
         }
     }
 
@@ -142,17 +175,25 @@ impl fmt::Display for FormatName {
 }
 
 /// Conversations loaded from one file, with the shape they came in.
+///
+/// An imported agent-CLI transcript (`transcript` set) is read-only: it loads as one OpenAI
+/// conversation object (`dialect` OpenAI, `layout` object) and is written as such.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
     pub dialect: Dialect,
     pub layout: Layout,
     pub conversations: Vec<Conversation>,
+    /// The agent-CLI transcript format the conversations were imported from, if any.
+    pub transcript: Option<Transcript>,
 }
 
 impl Document {
-    /// Human name of the detected format (`records`, `anthropic`, ...).
+    /// Human name of the detected format (`records`, `anthropic`, `claude-code`, ...).
     pub fn format_name(&self) -> &'static str {
-        FormatName::describe(self.dialect, self.layout)
+        match self.transcript {
+            Some(t) => t.as_str(),
+            None => FormatName::describe(self.dialect, self.layout),
+        }
     }
 
     /// Total number of messages over all conversations.
@@ -183,6 +224,7 @@ impl Document {
             dialect,
             layout,
             conversations,
+            transcript: None,
         }
     }
 

@@ -10,14 +10,23 @@ pub fn samples_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/samples")
 }
 
+/// `../shared/data` beside the repository, or `$BATON_SHARED_DATA` when set (for checkouts
+/// that do not sit beside `shared/`, such as git worktrees elsewhere).
+pub fn shared_data() -> PathBuf {
+    match std::env::var_os("BATON_SHARED_DATA") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+    }
+}
+
 /// `../shared/data/normalized`, if present.
 pub fn shared_normalized() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/normalized");
+    let dir = shared_data().join("normalized");
     if dir.is_dir() {
         Some(dir)
     } else {
         eprintln!(
-            "note: ../shared/data/normalized is absent; skipping the shared-corpus part of this test"
+            "note: ../shared/data/normalized is absent (set BATON_SHARED_DATA to point elsewhere); skipping the shared-corpus part of this test"
         );
         None
     }
@@ -25,12 +34,12 @@ pub fn shared_normalized() -> Option<PathBuf> {
 
 /// `../shared/data/corpus`, if present.
 pub fn shared_corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/corpus");
+    let dir = shared_data().join("corpus");
     if dir.is_dir() {
         Some(dir)
     } else {
         eprintln!(
-            "note: ../shared/data/corpus is absent; skipping the shared-corpus part of this test"
+            "note: ../shared/data/corpus is absent (set BATON_SHARED_DATA to point elsewhere); skipping the shared-corpus part of this test"
         );
         None
     }
