@@ -5,8 +5,8 @@
 //! by later runs (delete the file to rebuild).
 //!
 //! Reports:
-//! - ingest: messages/s appending whole conversations in batched transactions (one per 500
-//!   messages) with every full-text trigger and the CJK index on, measured by criterion on
+//! - ingest: messages/s storing whole conversations in batched transactions (about 500
+//!   messages each, `SqliteStore::write_batch`) with every full-text trigger and the CJK index on, measured by criterion on
 //!   50,000-message ingests, and once over the full build;
 //! - search: p50/p99 latency per query class over the large database (English words and
 //!   phrases, CJK of 3+ characters, 1-2 character CJK), plus criterion's estimate per class;
@@ -20,7 +20,7 @@
 
 use baton_core::Message;
 use baton_core::formats::load_file;
-use baton_store::{NewSession, SearchQuery, SessionStore, SqliteStore, search};
+use baton_store::{NewSession, SearchQuery, SessionBatch, SqliteStore, search};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -81,29 +81,45 @@ fn corpus() -> Vec<Vec<Message>> {
     convs
 }
 
-/// Appends conversations (cycling through the corpus) until `target` messages are stored.
-/// Returns the number appended.
+/// Stores conversations (cycling through the corpus) until `target` messages are stored, in
+/// transactions of about `BATCH` messages each (whole short sessions grouped together, long
+/// ones split). Returns the number stored.
 fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
     let mut stored = 0;
-    let mut copy = 0usize;
-    'outer: loop {
-        for (i, conv) in corpus.iter().enumerate() {
-            let id = store
-                .create_session(NewSession {
-                    id: Some(format!("bench-{copy}-{i}")),
+    let mut pending: Vec<(String, &[Message])> = Vec::new();
+    let mut pending_len = 0;
+    let flush = |pending: &mut Vec<(String, &[Message])>| {
+        let batch: Vec<SessionBatch<'_>> = pending
+            .iter()
+            .map(|(id, messages)| SessionBatch {
+                session: NewSession {
+                    id: Some(id.clone()),
                     ..NewSession::new("bench")
-                })
-                .expect("create session");
+                },
+                messages,
+                end_reason: None,
+            })
+            .collect();
+        store.write_batch(&batch).expect("write batch");
+        pending.clear();
+    };
+    'outer: for copy in 0.. {
+        for (i, conv) in corpus.iter().enumerate() {
+            let id = format!("bench-{copy}-{i}");
             for chunk in conv.chunks(BATCH) {
                 let take = chunk.len().min(target - stored);
-                store.append_messages(&id, &chunk[..take]).expect("append");
+                pending.push((id.clone(), &chunk[..take]));
+                pending_len += take;
                 stored += take;
+                if pending_len >= BATCH || stored >= target {
+                    flush(&mut pending);
+                    pending_len = 0;
+                }
                 if stored >= target {
                     break 'outer;
                 }
             }
         }
-        copy += 1;
     }
     stored
 }

@@ -46,6 +46,13 @@ pub enum StoreError {
         candidates: Vec<String>,
     },
 
+    /// A session already continued by compression cannot be compressed again; its tip can.
+    #[error(
+        "session {id} was already compressed into {}; compress the newest session of its chain instead",
+        child.as_deref().unwrap_or("a continuation")
+    )]
+    AlreadyContinued { id: String, child: Option<String> },
+
     /// Titles are unique across sessions.
     #[error("title {title:?} is already used by session {other_id}")]
     TitleInUse { title: String, other_id: String },

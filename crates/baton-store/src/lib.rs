@@ -5,8 +5,10 @@
 //! Messages are stored with every field they arrived with, so reading a session gives back
 //! exactly the [`baton_core::Message`] values that were appended.
 
+pub mod batch;
 pub mod cjk_index;
 mod codec;
+pub mod continuation;
 pub mod error;
 pub mod export;
 pub mod lineage;
@@ -24,6 +26,7 @@ pub mod sqlite;
 pub mod stats;
 pub mod title;
 
+pub use batch::SessionBatch;
 pub use error::{Result, StoreError};
 pub use export::{ExportScope, export_jsonl};
 pub use open::{JournalMode, OpenOptions};

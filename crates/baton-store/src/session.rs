@@ -38,6 +38,8 @@ pub struct NewSession {
     pub model: Option<String>,
     pub system_prompt: Option<String>,
     pub parent_session_id: Option<String>,
+    /// Start time (Unix seconds); `None` = now. Imports keep the original session's time.
+    pub started_at: Option<f64>,
 }
 
 impl NewSession {
@@ -57,6 +59,8 @@ pub mod end_reason {
     pub const BRANCHED: &str = "branched";
     pub const NEW_SESSION: &str = "new_session";
     pub const CLI_CLOSE: &str = "cli_close";
+    /// A finished transcript imported from another tool (`baton sessions import`).
+    pub const IMPORTED: &str = "imported";
 }
 
 /// Which sessions `list_sessions` returns.

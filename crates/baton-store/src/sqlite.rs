@@ -336,29 +336,57 @@ impl SqliteStore {
         }
         Ok(())
     }
+    /// Appends messages inside an open transaction and bumps the session's counters.
+    pub(crate) fn append_in_tx(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        messages: &[Message],
+    ) -> Result<()> {
+        require_session(tx, session_id)?;
+        let tool_calls: usize = messages
+            .iter()
+            .filter_map(|m| m.tool_calls.as_ref())
+            .map(Vec::len)
+            .sum();
+        self.insert_rows(tx, session_id, messages)?;
+        tx.prepare_cached(
+            "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?1, \
+             tool_call_count = COALESCE(tool_call_count, 0) + ?2 WHERE id = ?3",
+        )?
+        .execute(params![
+            messages.len() as i64,
+            tool_calls as i64,
+            session_id
+        ])?;
+        Ok(())
+    }
+}
+
+/// Creates a session row (an existing id is left as it was: first write wins).
+pub(crate) fn insert_session(tx: &Transaction<'_>, id: &str, new: &NewSession) -> Result<()> {
+    if let Some(parent) = &new.parent_session_id {
+        require_session(tx, parent)?;
+    }
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO sessions (id, source, model, system_prompt, \
+         parent_session_id, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        id,
+        new.source,
+        new.model,
+        new.system_prompt,
+        new.parent_session_id,
+        new.started_at.unwrap_or_else(session::now)
+    ])?;
+    Ok(())
 }
 
 impl SessionStore for SqliteStore {
     fn create_session(&self, new: NewSession) -> Result<String> {
         let id = new.id.clone().unwrap_or_else(session::new_session_id);
-        self.write(|tx| {
-            if let Some(parent) = &new.parent_session_id {
-                require_session(tx, parent)?;
-            }
-            tx.prepare_cached(
-                "INSERT OR IGNORE INTO sessions (id, source, model, system_prompt, \
-                 parent_session_id, started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                id,
-                new.source,
-                new.model,
-                new.system_prompt,
-                new.parent_session_id,
-                session::now()
-            ])?;
-            Ok(())
-        })?;
+        self.write(|tx| insert_session(tx, &id, &new))?;
         Ok(id)
     }
 
@@ -389,25 +417,7 @@ impl SessionStore for SqliteStore {
         if messages.is_empty() {
             return self.read(|c| require_session(c, session_id));
         }
-        let tool_calls: usize = messages
-            .iter()
-            .filter_map(|m| m.tool_calls.as_ref())
-            .map(Vec::len)
-            .sum();
-        self.write(|tx| {
-            require_session(tx, session_id)?;
-            self.insert_rows(tx, session_id, messages)?;
-            tx.prepare_cached(
-                "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?1, \
-                 tool_call_count = COALESCE(tool_call_count, 0) + ?2 WHERE id = ?3",
-            )?
-            .execute(params![
-                messages.len() as i64,
-                tool_calls as i64,
-                session_id
-            ])?;
-            Ok(())
-        })
+        self.write(|tx| self.append_in_tx(tx, session_id, messages))
     }
 
     fn messages(&self, session_id: &str) -> Result<Vec<Message>> {
@@ -515,23 +525,7 @@ impl SessionStore for SqliteStore {
     }
 
     fn next_title_in_lineage(&self, raw: &str) -> Result<String> {
-        let cleaned = title::clean_title(raw)?.unwrap_or_default();
-        let (base, _) = title::split_numbered(&cleaned);
-        self.read(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT title FROM sessions WHERE title = ?1 OR title LIKE ?2 ESCAPE '\\'",
-            )?;
-            let titles = stmt
-                .query_map(
-                    params![base, format!("{} #%", title::escape_like(base))],
-                    |r| r.get::<_, String>(0),
-                )?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(title::next_numbered_title(
-                base,
-                titles.iter().map(String::as_str),
-            ))
-        })
+        self.read(|c| title::next_title_in_lineage(c, raw))
     }
 
     fn compression_tip(&self, id: &str) -> Result<String> {

@@ -82,6 +82,22 @@ pub fn next_numbered_title<'a>(base: &str, existing: impl IntoIterator<Item = &'
 }
 
 /// Escapes `\`, `%` and `_` for a `LIKE ... ESCAPE '\'` pattern.
+/// The title a continuation of `raw` gets, numbered after every title already in its lineage.
+pub(crate) fn next_title_in_lineage(conn: &rusqlite::Connection, raw: &str) -> Result<String> {
+    let cleaned = clean_title(raw)?.unwrap_or_default();
+    let (base, _) = split_numbered(&cleaned);
+    let mut stmt = conn.prepare_cached(
+        "SELECT title FROM sessions WHERE title = ?1 OR title LIKE ?2 ESCAPE '\\'",
+    )?;
+    let titles = stmt
+        .query_map(
+            rusqlite::params![base, format!("{} #%", escape_like(base))],
+            |r| r.get::<_, String>(0),
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(next_numbered_title(base, titles.iter().map(String::as_str)))
+}
+
 pub(crate) fn escape_like(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

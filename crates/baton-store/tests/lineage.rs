@@ -175,3 +175,55 @@ fn delete_detaches_children() {
     assert_eq!(tip.parent_session_id, None);
     assert_eq!(store.compression_tip("root").unwrap(), "root");
 }
+
+#[test]
+fn start_continuation_ends_the_parent_and_continues_its_chain_atomically() {
+    let store = baton_store::SqliteStore::open_in_memory().unwrap();
+    let parent = store
+        .create_session(baton_store::NewSession {
+            id: Some("p".into()),
+            model: Some("gpt-x".into()),
+            ..baton_store::NewSession::new("cli")
+        })
+        .unwrap();
+    store.set_title(&parent, "Refactor auth").unwrap();
+    let original = vec![
+        baton_core::Message::user("first"),
+        baton_core::Message::assistant("done"),
+    ];
+    store.append_messages(&parent, &original).unwrap();
+
+    let compacted = vec![baton_core::Message::user("[summary] first, done")];
+    let child = store.start_continuation(&parent, &compacted).unwrap();
+
+    let p = store.get_session(&parent).unwrap().unwrap();
+    let c = store.get_session(&child).unwrap().unwrap();
+    assert_eq!(p.end_reason.as_deref(), Some("compression"));
+    assert_eq!(c.parent_session_id.as_deref(), Some("p"));
+    assert_eq!(c.model.as_deref(), Some("gpt-x"));
+    assert_eq!(c.source, "cli");
+    assert!(c.started_at >= p.ended_at.unwrap());
+    assert_eq!(c.title.as_deref(), Some("Refactor auth #2"));
+    assert_eq!(
+        store.messages(&parent).unwrap(),
+        original,
+        "parent keeps its messages"
+    );
+    assert_eq!(store.messages(&child).unwrap(), compacted);
+    assert_eq!(store.compression_tip(&parent).unwrap(), child);
+    assert_eq!(
+        store.compression_chain(&child).unwrap(),
+        vec![parent.clone(), child.clone()]
+    );
+
+    let again = store.start_continuation(&parent, &compacted).unwrap_err();
+    assert!(
+        matches!(&again, baton_store::StoreError::AlreadyContinued { child: Some(c), .. } if *c == child),
+        "{again}"
+    );
+    let unknown = store.start_continuation("nope", &compacted).unwrap_err();
+    assert!(
+        matches!(unknown, baton_store::StoreError::NotFound { .. }),
+        "{unknown}"
+    );
+}

@@ -23,6 +23,21 @@ pub struct CompressArgs {
     /// Conversation file (any supported format); `-` or nothing reads standard input.
     pub file: Option<PathBuf>,
 
+    /// Compress a stored session (id or title) instead of a file, exactly as the agent loop
+    /// does: the session ends with reason `compression` and a new session holding the
+    /// compacted conversation continues its chain. Nothing stored is deleted.
+    #[arg(long, conflicts_with = "file")]
+    pub session: Option<String>,
+
+    /// Session database for --session (default: $BATON_HOME/state.db, else ~/.baton/state.db).
+    #[arg(long, requires = "session")]
+    pub db: Option<PathBuf>,
+
+    /// With --session: allow migrating a database of an older schema (e.g. the reference
+    /// design's) first.
+    #[arg(long, requires = "session")]
+    pub migrate: bool,
+
     /// Where to write the compacted conversation (default: standard output).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -81,7 +96,7 @@ pub enum ReportFormat {
 #[derive(Debug, Clone, Copy)]
 pub struct FormatChoice(pub Option<FormatName>);
 
-fn parse_format(s: &str) -> Result<FormatChoice, String> {
+pub(crate) fn parse_format(s: &str) -> Result<FormatChoice, String> {
     if s.eq_ignore_ascii_case("auto") {
         return Ok(FormatChoice(None));
     }
@@ -91,6 +106,9 @@ fn parse_format(s: &str) -> Result<FormatChoice, String> {
 }
 
 pub fn run(args: &CompressArgs) -> Result<(), Failure> {
+    if let Some(session) = &args.session {
+        return crate::commands::compress_session::run(args, session);
+    }
     let config = compressor_config(args)?;
     let (label, doc) = read_input(args.file.as_deref(), args.format.0)?;
     if let (Some(out), Some(input)) = (&args.output, &args.file)
@@ -132,7 +150,7 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn compressor_config(args: &CompressArgs) -> Result<CompressorConfig, Failure> {
+pub(crate) fn compressor_config(args: &CompressArgs) -> Result<CompressorConfig, Failure> {
     if !(0.0..=1.0).contains(&args.threshold) || args.threshold == 0.0 {
         return Err(Failure::BadInput(format!(
             "--threshold must be a fraction in (0, 1], got {}",
@@ -191,7 +209,7 @@ fn report(args: &CompressArgs, label: &str, doc: &Document, results: &[Compressi
     }
 }
 
-fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String {
+pub(crate) fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String {
     let outcome = match &r.outcome {
         Outcome::Blocked { reason } => CompressionOutcome::Aborted {
             reason: Some(reason.clone()),
@@ -216,7 +234,7 @@ fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String 
     text
 }
 
-fn json_report(r: &CompressionResult, before_messages: usize) -> serde_json::Value {
+pub(crate) fn json_report(r: &CompressionResult, before_messages: usize) -> serde_json::Value {
     json!({
         "before_messages": before_messages,
         "after_messages": r.messages.len(),

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod compress;
+pub mod compress_session;
 pub mod io;
 pub mod sessions;
 pub mod tokens;

@@ -5,6 +5,7 @@
 mod chart;
 mod delete;
 mod export;
+mod import;
 mod list;
 mod prune;
 mod search;
@@ -45,6 +46,9 @@ pub enum SessionsCommand {
     /// Usage over the last days: tokens, cost, models, sources, tools; `--chart` for a daily
     /// token chart.
     Stats(stats::StatsArgs),
+    /// Store conversation files (any supported format, including raw Claude Code, Codex and
+    /// Gemini CLI transcripts) as ended sessions; creates the database if needed.
+    Import(import::ImportArgs),
     /// Delete a session (by id or title) and its messages. Needs --yes.
     Delete(delete::DeleteArgs),
     /// Delete ended sessions older than some days, compression chains only as a whole.
@@ -53,7 +57,10 @@ pub enum SessionsCommand {
 }
 
 pub fn run(args: &SessionsArgs) -> Result<(), Failure> {
-    let path = db_path(args)?;
+    let path = db_path(args.db.as_deref())?;
+    if let SessionsCommand::Import(a) = &args.command {
+        return import::run(&path, args.json, a);
+    }
     if !path.exists() {
         return Err(Failure::BadInput(format!(
             "no session database at {} (pass --db PATH)",
@@ -69,12 +76,14 @@ pub fn run(args: &SessionsArgs) -> Result<(), Failure> {
         SessionsCommand::Stats(a) => stats::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Delete(a) => delete::run(&path, json, a),
         SessionsCommand::Prune(a) => prune::run(&path, json, a),
+        SessionsCommand::Import(a) => import::run(&path, json, a),
     }
 }
 
-fn db_path(args: &SessionsArgs) -> Result<PathBuf, Failure> {
-    if let Some(p) = &args.db {
-        return Ok(p.clone());
+/// The session database: `--db`, else `$BATON_HOME/state.db`, else `~/.baton/state.db`.
+pub(crate) fn db_path(explicit: Option<&Path>) -> Result<PathBuf, Failure> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
     }
     if let Some(home) = std::env::var_os("BATON_HOME") {
         return Ok(PathBuf::from(home).join("state.db"));
@@ -94,7 +103,7 @@ fn open_read_only(path: &Path) -> Result<SqliteStore, Failure> {
 /// Opens the database for writing. Opening read-write migrates an older schema (a reference
 /// design database, say) to ours, which its own tools may not expect; that only happens when
 /// the user passed `--migrate`.
-fn open_for_write(path: &Path, migrate: bool) -> Result<SqliteStore, Failure> {
+pub(crate) fn open_for_write(path: &Path, migrate: bool) -> Result<SqliteStore, Failure> {
     let found = open_read_only(path)?.schema_version().map_err(store_err)?;
     let older = found.is_none_or(|v| v < SCHEMA_VERSION);
     if older && !migrate {
@@ -112,18 +121,18 @@ fn open_for_write(path: &Path, migrate: bool) -> Result<SqliteStore, Failure> {
     SqliteStore::open(path).map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))
 }
 
-fn store_err(e: StoreError) -> Failure {
+pub(crate) fn store_err(e: StoreError) -> Failure {
     match e {
-        StoreError::Ambiguous { .. } | StoreError::TitleTooLong { .. } => {
-            Failure::BadInput(e.to_string())
-        }
+        StoreError::Ambiguous { .. }
+        | StoreError::TitleTooLong { .. }
+        | StoreError::AlreadyContinued { .. } => Failure::BadInput(e.to_string()),
         other => Failure::Other(other.to_string()),
     }
 }
 
 /// The session id `input` names (an id, a title, a unique id prefix); unknown or ambiguous
 /// input is bad input (exit 2) that names it.
-fn resolve(store: &SqliteStore, input: &str) -> Result<String, Failure> {
+pub(crate) fn resolve(store: &SqliteStore, input: &str) -> Result<String, Failure> {
     store
         .resolve_session(input)
         .map_err(store_err)?

@@ -1,0 +1,85 @@
+//! `baton compress --session ID`: compact a stored session into a continuation.
+//!
+//! This is what the agent loop does when its context fills: the newest session of the chain
+//! is compacted with the same engine and settings as a file would be, the session ends with
+//! reason `compression`, and a child session holding the compacted conversation continues the
+//! chain (its title numbered: "Refactor auth #2"). The original messages stay stored.
+
+use crate::commands::Failure;
+use crate::commands::compress::{
+    CompressArgs, ReportFormat, compressor_config, json_report, text_report,
+};
+use crate::commands::io::write_output;
+use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
+use baton_core::compress::Outcome;
+use baton_core::engine::{CompressRequest, EngineRegistry};
+use baton_store::SessionStore;
+
+pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
+    let config = compressor_config(args)?;
+    let path = db_path(args.db.as_deref())?;
+    if !path.exists() {
+        return Err(Failure::BadInput(format!(
+            "no session database at {} (pass --db PATH)",
+            path.display()
+        )));
+    }
+    let store = open_for_write(&path, args.migrate)?;
+    let named = resolve(&store, session)?;
+    // Only the newest session of a chain is live; compressing an older one would fork it.
+    let tip = store.compression_tip(&named).map_err(store_err)?;
+    if tip != named {
+        eprintln!(
+            "note: {named} was already compressed; compressing its newest continuation {tip}"
+        );
+    }
+    let messages = store.messages(&tip).map_err(store_err)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .enable_io()
+        .build()
+        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))?;
+    let mut engine = EngineRegistry::with_builtin()
+        .create("compressor", &config)
+        .map_err(|e| Failure::Other(e.to_string()))?;
+    let result = runtime.block_on(engine.compress(CompressRequest {
+        messages: &messages,
+        current_tokens: None,
+        focus_topic: args.focus.as_deref(),
+        force: args.force,
+    }));
+    let child = match &result.outcome {
+        Outcome::NoOp { .. } | Outcome::Blocked { .. } => None,
+        Outcome::Compressed | Outcome::PrunedOnly => Some(
+            store
+                .start_continuation(&tip, &result.messages)
+                .map_err(store_err)?,
+        ),
+    };
+    if let Some(out) = &args.output {
+        let text: String = result
+            .messages
+            .iter()
+            .map(|m| format!("{}\n", m.to_value()))
+            .collect();
+        write_output(Some(out), &text)?;
+    }
+    match args.report {
+        ReportFormat::Json => {
+            let mut report = json_report(&result, messages.len());
+            if let Some(obj) = report.as_object_mut() {
+                obj.insert("session".into(), tip.clone().into());
+                obj.insert("continuation".into(), child.clone().into());
+            }
+            eprintln!("{report}");
+        }
+        ReportFormat::Text => {
+            eprintln!("{}", text_report(&result, &messages));
+            match &child {
+                Some(c) => eprintln!("session {tip} ended (compression); continues as {c}"),
+                None => eprintln!("session {tip} unchanged"),
+            }
+        }
+    }
+    Ok(())
+}

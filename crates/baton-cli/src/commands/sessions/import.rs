@@ -1,0 +1,205 @@
+//! `baton sessions import FILE...`: store conversations from files as ended sessions.
+//!
+//! Anything the loaders read is accepted, including raw Claude Code, Codex and Gemini CLI
+//! transcripts. Each conversation becomes one session, ended with reason `imported`. Its id
+//! is taken from the transcript (Claude Code and Codex session ids) or derived from a hash of
+//! its messages, so importing the same file twice stores it once.
+
+use super::{open_for_write, print_json, store_err};
+use crate::commands::Failure;
+use crate::commands::compress::{FormatChoice, parse_format};
+use crate::commands::io::read_input;
+use baton_core::conversation::Conversation;
+use baton_store::{NewSession, SessionBatch, SessionStore, SqliteStore, end_reason};
+use clap::Args;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Conversation files (any supported format, detected from the content).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Force the input format (see `baton compress --help` for the names).
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    pub format: FormatChoice,
+    /// Source tag for the sessions (default: the transcript format, e.g. `claude-code`, or
+    /// `import`).
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Title for the session (only when importing a single conversation).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Allow migrating a database of an older schema (e.g. the reference design's) first.
+    #[arg(long)]
+    pub migrate: bool,
+}
+
+/// Sessions per transaction: whole conversations, about this many messages at a time.
+const BATCH_MESSAGES: usize = 2_000;
+
+struct Planned {
+    id: String,
+    source: String,
+    model: Option<String>,
+    conversation: Conversation,
+    file: String,
+}
+
+pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
+    // Parse everything first: a bad file is reported before anything is written.
+    let mut planned = Vec::new();
+    for file in &args.files {
+        let (label, doc) = read_input(Some(file), args.format.0)?;
+        let format_source = doc
+            .transcript
+            .map(|_| doc.format_name().to_string())
+            .unwrap_or_else(|| "import".to_string());
+        for (i, conversation) in doc.conversations.into_iter().enumerate() {
+            if conversation.messages.is_empty() {
+                continue;
+            }
+            planned.push(Planned {
+                id: session_id(&conversation, i),
+                source: args.source.clone().unwrap_or_else(|| format_source.clone()),
+                model: model(&conversation),
+                conversation,
+                file: label.clone(),
+            });
+        }
+    }
+    if args.title.is_some() && planned.len() != 1 {
+        return Err(Failure::BadInput(format!(
+            "--title names one session, but the input holds {} conversations",
+            planned.len()
+        )));
+    }
+    let store = if path.exists() {
+        open_for_write(path, args.migrate)?
+    } else {
+        SqliteStore::open(path)
+            .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))?
+    };
+    let (fresh, skipped) = split_already_imported(&store, planned)?;
+    write(&store, &fresh)?;
+    if let (Some(title), Some(p)) = (&args.title, fresh.first()) {
+        store.set_title(&p.id, title).map_err(store_err)?;
+    }
+    report(json, &fresh, &skipped);
+    Ok(())
+}
+
+/// The transcript's own session id when it has one, else a hash of the messages.
+fn session_id(c: &Conversation, index: usize) -> String {
+    let from_meta = c
+        .meta()
+        .and_then(|m| m.get("session_id"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty());
+    if let Some(id) = from_meta {
+        return id.to_string();
+    }
+    let mut hasher = Sha256::new();
+    for m in &c.messages {
+        hasher.update(m.to_value().to_string().as_bytes());
+        hasher.update(b"\n");
+    }
+    hasher.update(index.to_le_bytes());
+    let digest = hasher.finalize();
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("import_{hex}")
+}
+
+fn model(c: &Conversation) -> Option<String> {
+    let meta = c.meta()?;
+    meta.get("models")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .or_else(|| meta.get("model"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+fn split_already_imported(
+    store: &SqliteStore,
+    planned: Vec<Planned>,
+) -> Result<(Vec<Planned>, Vec<Planned>), Failure> {
+    let mut fresh = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for p in planned {
+        let exists = store.get_session(&p.id).map_err(store_err)?.is_some();
+        if exists || !seen.insert(p.id.clone()) {
+            skipped.push(p);
+        } else {
+            fresh.push(p);
+        }
+    }
+    Ok((fresh, skipped))
+}
+
+fn write(store: &SqliteStore, planned: &[Planned]) -> Result<(), Failure> {
+    let mut batch: Vec<SessionBatch<'_>> = Vec::new();
+    let mut pending = 0;
+    for p in planned {
+        batch.push(SessionBatch {
+            session: NewSession {
+                id: Some(p.id.clone()),
+                model: p.model.clone(),
+                system_prompt: p.conversation.system_prompt(),
+                ..NewSession::new(p.source.clone())
+            },
+            messages: &p.conversation.messages,
+            end_reason: Some(end_reason::IMPORTED),
+        });
+        pending += p.conversation.messages.len();
+        if pending >= BATCH_MESSAGES {
+            store.write_batch(&batch).map_err(store_err)?;
+            batch.clear();
+            pending = 0;
+        }
+    }
+    if !batch.is_empty() {
+        store.write_batch(&batch).map_err(store_err)?;
+    }
+    Ok(())
+}
+
+fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
+    let row = |p: &Planned| {
+        json!({
+            "id": p.id,
+            "source": p.source,
+            "messages": p.conversation.messages.len(),
+            "file": p.file,
+        })
+    };
+    if json {
+        print_json(&json!({
+            "imported": fresh.iter().map(row).collect::<Vec<_>>(),
+            "skipped": skipped.iter().map(|p| &p.id).collect::<Vec<_>>(),
+        }));
+        return;
+    }
+    let messages: usize = fresh.iter().map(|p| p.conversation.messages.len()).sum();
+    println!(
+        "imported {} session(s), {} messages{}",
+        fresh.len(),
+        super::table::count(messages),
+        if skipped.is_empty() {
+            String::new()
+        } else {
+            format!("; {} already imported, skipped", skipped.len())
+        }
+    );
+    for p in fresh {
+        println!(
+            "  {}  {:<12} {:>7} messages  {}",
+            p.id,
+            p.source,
+            super::table::count(p.conversation.messages.len()),
+            p.file
+        );
+    }
+}

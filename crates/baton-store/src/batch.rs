@@ -1,0 +1,48 @@
+//! Writing many sessions in one transaction: the bulk path for imports and benchmarks.
+//!
+//! Every write transaction ends in an fsync of the WAL. An agent appending a turn at a time
+//! pays that once per turn, which is right: the turn must survive a crash. An import of a
+//! thousand short conversations would pay it two thousand times (create, append) and spend
+//! its time waiting on the disk, so imports group whole sessions into one transaction instead.
+
+use crate::error::Result;
+use crate::session::{self, NewSession};
+use crate::sqlite::{SqliteStore, insert_session};
+use baton_core::Message;
+
+/// One session of a batch: created unless it exists, then its messages appended.
+#[derive(Debug, Clone)]
+pub struct SessionBatch<'a> {
+    pub session: NewSession,
+    pub messages: &'a [Message],
+    /// End the session with this reason after appending (imports of finished transcripts).
+    pub end_reason: Option<&'a str>,
+}
+
+impl SqliteStore {
+    /// Creates and fills every session of `batch` in one transaction; all or nothing. Returns
+    /// the session ids in batch order.
+    pub fn write_batch(&self, batch: &[SessionBatch<'_>]) -> Result<Vec<String>> {
+        let ids: Vec<String> = batch
+            .iter()
+            .map(|b| b.session.id.clone().unwrap_or_else(session::new_session_id))
+            .collect();
+        self.write(|tx| {
+            for (b, id) in batch.iter().zip(&ids) {
+                insert_session(tx, id, &b.session)?;
+                if !b.messages.is_empty() {
+                    self.append_in_tx(tx, id, b.messages)?;
+                }
+                if let Some(reason) = b.end_reason {
+                    tx.prepare_cached(
+                        "UPDATE sessions SET ended_at = ?1, end_reason = ?2 \
+                         WHERE id = ?3 AND ended_at IS NULL",
+                    )?
+                    .execute(rusqlite::params![session::now(), reason, id])?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(ids)
+    }
+}
