@@ -1,26 +1,33 @@
-//! The index that answers 1–2 character CJK terms (`用户`, `配置`, `設定`, `검색`).
+//! The index that answers CJK terms (`用户`, `配置`, `確認しました`, `검색`) and identifiers glued
+//! to CJK text (`配置config_path文件`), in place of the reference's trigram table.
 //!
-//! Neither reference index can: unicode61 keeps a whole run of CJK text as one token, and the
-//! trigram tokenizer needs at least three characters. Scanning every message with `LIKE` works
-//! on a small database but grows with the whole history (seconds at a million messages).
+//! unicode61 keeps a whole run of CJK text as one token, so it cannot find a word inside one.
+//! The reference adds a trigram table over all text, which answers 3+ character terms but not
+//! 1-2 character ones (the most common Chinese words are two characters), and which is the most
+//! expensive part of every insert: about three times the write cost of the rest together, and
+//! the largest table of the database.
 //!
-//! So each message that contains CJK text gets one row in `messages_fts_cjk` listing the
-//! unigrams and bigrams of its CJK runs as space-separated tokens: `用户配置` is indexed as
-//! `用 户 配 置 用户 户配 配置`. A one-character term is then one unigram token lookup and a
-//! two-character term one bigram token lookup, with bm25 ranking by how often the gram occurs.
-//! The table is contentless (the text is never read back; snippets come from `messages`) and
+//! This index holds only the CJK side of each message, in two columns:
+//! - `bi`: each CJK run as its overlapping bigrams, in order (`用户配置` -> `用户 户配 配置`; a
+//!   one-character run as itself), with the Latin/digit runs glued to CJK text in between
+//!   (`配置config_path文件` -> `配置 config_path 文件`). A CJK term of two or more characters is
+//!   the phrase of its bigrams (`確認しました` -> `"確認 認し しま まし した"`), a glued
+//!   identifier its own tokens;
+//! - `uni`: every CJK character, for one-character terms.
+//!
+//! The table is contentless (the text is never read back; snippets come from `messages`), and
 //! rows are written by [`index_message`] on insert, since the segmentation lives in Rust, not
-//! SQL. Deletes are a trigger, so every path that removes messages keeps it in sync.
-//!
-//! Messages without CJK text get no row, so the index costs nothing for English-only history.
+//! SQL. Deletes are a trigger, so every path that removes messages keeps it in sync. Messages
+//! without CJK text get no row, so the index costs nothing for English-only history.
 
-use crate::query::is_cjk;
+use crate::query::{Term, fts5_quote, is_cjk};
 use rusqlite::{Connection, Transaction, params};
 
 /// The table, contentless with deletes enabled, and the trigger that keeps deletes in sync.
 pub const CJK_FTS_SQL: &str = r#"
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts_cjk USING fts5(
-    grams,
+    uni,
+    bi,
     content='',
     contentless_delete=1,
     tokenize='unicode61'
@@ -33,34 +40,72 @@ END;
 
 pub const CJK_TABLE: &str = "messages_fts_cjk";
 
-/// What the index holds for `text`: the unigram and bigram tokens of every CJK run, and the
-/// Latin/digit runs glued to CJK text (`配置config_path文件` -> `config_path`), which unicode61
-/// cannot see because it reads the whole glued run as one token. Space-separated; empty when
-/// the text has no CJK characters.
-pub fn cjk_grams(text: &str) -> String {
+/// The two indexed columns of `text`: (`uni`, `bi`). Both empty when it has no CJK.
+pub fn index_columns(text: &str) -> (String, String) {
     let runs = runs(text);
-    let mut out = String::new();
+    let mut uni = String::new();
+    let mut bi = String::new();
     for (i, (kind, run)) in runs.iter().enumerate() {
         match kind {
             RunKind::Cjk => {
                 for c in run {
-                    push_token(&mut out, &[*c]);
+                    push_token(&mut uni, &[*c]);
                 }
-                for pair in run.windows(2) {
-                    push_token(&mut out, pair);
-                }
+                push_bigrams(&mut bi, run);
             }
             RunKind::Other => {
                 let glued = (i > 0 && runs[i - 1].0 == RunKind::Cjk)
                     || runs.get(i + 1).is_some_and(|r| r.0 == RunKind::Cjk);
                 if glued && run.iter().any(|c| c.is_alphanumeric()) {
-                    push_token(&mut out, run);
+                    push_token(&mut bi, run);
                 }
             }
             RunKind::Space => {}
         }
     }
-    out
+    (uni, bi)
+}
+
+/// The FTS5 query that finds `term` in this index, or `None` when the index cannot answer it
+/// exactly (a term without CJK, or one whose CJK and Latin parts are separated by spaces, which
+/// the index does not keep); the caller then scans.
+pub fn match_expr(term: &Term) -> Option<String> {
+    let runs = runs(&term.text);
+    if !runs.iter().any(|(k, _)| *k == RunKind::Cjk) {
+        return None;
+    }
+    let star = if term.prefix { "*" } else { "" };
+    if let [(RunKind::Cjk, run)] = runs.as_slice()
+        && run.len() == 1
+    {
+        return Some(format!("uni : {}{star}", fts5_quote(&run[0].to_string())));
+    }
+    if runs.iter().any(|(k, _)| *k == RunKind::Space) && runs.iter().any(|(k, _)| *k == RunKind::Other) {
+        return None;
+    }
+    let mut tokens = String::new();
+    for (kind, run) in &runs {
+        match kind {
+            RunKind::Cjk => push_bigrams(&mut tokens, run),
+            RunKind::Other => push_token(&mut tokens, run),
+            RunKind::Space => {}
+        }
+    }
+    Some(format!("bi : {}{star}", fts5_quote(&tokens)))
+}
+
+/// The FTS5 query for a word glued to CJK text (its unicode61 tokens, as a phrase).
+pub fn glued_word_expr(term: &Term) -> String {
+    format!("bi : {}", term.fts5())
+}
+
+fn push_bigrams(out: &mut String, run: &[char]) {
+    if run.len() == 1 {
+        push_token(out, run);
+    }
+    for pair in run.windows(2) {
+        push_token(out, pair);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,12 +144,12 @@ fn push_token(out: &mut String, chars: &[char]) {
 /// Indexes one message's searchable text (content, tool name and tool-call arguments, the
 /// same text the other two indexes hold).
 pub fn index_message(tx: &Transaction<'_>, id: i64, haystack: &str) -> rusqlite::Result<()> {
-    let grams = cjk_grams(haystack);
-    if grams.is_empty() {
+    let (uni, bi) = index_columns(haystack);
+    if uni.is_empty() {
         return Ok(());
     }
-    tx.prepare_cached("INSERT INTO messages_fts_cjk(rowid, grams) VALUES (?1, ?2)")?
-        .execute(params![id, grams])?;
+    tx.prepare_cached("INSERT INTO messages_fts_cjk(rowid, uni, bi) VALUES (?1, ?2, ?3)")?
+        .execute(params![id, uni, bi])?;
     Ok(())
 }
 
@@ -133,24 +178,49 @@ pub fn is_present(conn: &Connection) -> rusqlite::Result<bool> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn runs_become_unigrams_and_bigrams() {
-        assert_eq!(cjk_grams("用户配置"), "用 户 配 置 用户 户配 配置");
+    fn term(text: &str, prefix: bool) -> Term {
+        Term {
+            text: text.into(),
+            prefix,
+            phrase: text.contains(' '),
+        }
     }
 
     #[test]
-    fn latin_runs_split_cjk_runs_and_are_kept_when_glued() {
-        assert_eq!(
-            cjk_grams("改config_path文件。设定 and more"),
-            "改 config_path 文 件 文件 设 定 设定"
-        );
-        assert_eq!(cjk_grams("no cjk here"), "");
-        assert_eq!(cjk_grams("用户 README 文件"), "用 户 用户 文 件 文件");
+    fn runs_become_unigrams_and_ordered_bigrams() {
+        let (uni, bi) = index_columns("用户配置");
+        assert_eq!(uni, "用 户 配 置");
+        assert_eq!(bi, "用户 户配 配置");
+    }
+
+    #[test]
+    fn glued_latin_runs_sit_between_the_bigrams_and_loose_ones_are_left_out() {
+        let (uni, bi) = index_columns("改config_path文件。设定 and more 天");
+        assert_eq!(uni, "改 文 件 设 定 天");
+        assert_eq!(bi, "改 config_path 文件 设定 天");
+        assert_eq!(index_columns("no cjk here"), (String::new(), String::new()));
     }
 
     #[test]
     fn kana_and_hangul_are_indexed() {
-        assert_eq!(cjk_grams("テスト"), "テ ス ト テス スト");
-        assert_eq!(cjk_grams("검색"), "검 색 검색");
+        assert_eq!(index_columns("テスト").1, "テス スト");
+        assert_eq!(index_columns("검색").1, "검색");
+    }
+
+    #[test]
+    fn terms_become_the_phrase_of_their_bigrams() {
+        assert_eq!(match_expr(&term("用", false)).unwrap(), "uni : \"用\"");
+        assert_eq!(match_expr(&term("用户", false)).unwrap(), "bi : \"用户\"");
+        assert_eq!(
+            match_expr(&term("確認しました", false)).unwrap(),
+            "bi : \"確認 認し しま まし した\""
+        );
+        assert_eq!(
+            match_expr(&term("配置config_path", false)).unwrap(),
+            "bi : \"配置 config_path\""
+        );
+        assert_eq!(match_expr(&term("配置", true)).unwrap(), "bi : \"配置\"*");
+        assert_eq!(match_expr(&term("deploy", false)), None);
+        assert_eq!(match_expr(&term("用户 config", false)), None);
     }
 }

@@ -3,8 +3,9 @@
 //! The base DDL is the reference SessionDB's version 11, verbatim, so a database written by the
 //! reference opens here and one written here keeps every reference column. On top of it we add
 //! `messages.raw_json` (version 12), which holds each message exactly as it was appended so
-//! provider-specific fields survive, and `messages_fts_cjk` (version 13), the index that answers
-//! 1-2 character CJK terms (see [`crate::cjk_index`]).
+//! provider-specific fields survive, and `messages_fts_cjk` (version 13), the CJK bigram index
+//! that answers CJK terms of any length and replaces the reference's trigram table, the most
+//! expensive part of every insert (see [`crate::cjk_index`]).
 //!
 //! Migrations are a list of steps, each taking the schema from version N to N+1. Steps are
 //! idempotent (columns are added only when missing), because the reference once renumbered a
@@ -342,8 +343,8 @@ pub fn init(tx: &Transaction<'_>, path: &Path) -> Result<Option<i64>> {
     if !table_exists(tx, "messages_fts")? {
         tx.execute_batch(FTS_SQL)?;
     }
-    if !table_exists(tx, "messages_fts_trigram")? {
-        tx.execute_batch(FTS_TRIGRAM_SQL)?;
+    if !table_exists(tx, crate::cjk_index::CJK_TABLE)? {
+        crate::cjk_index::create_and_backfill(tx)?;
     }
     if found.is_some() {
         tx.execute("UPDATE schema_version SET version = ?1", [SCHEMA_VERSION])?;

@@ -128,7 +128,15 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
         return Ok(Vec::new());
     }
     let cjk_index = crate::cjk_index::is_present(conn).map_err(wrap)?;
-    Searcher { conn, q, cjk_index }.run(&parsed).map_err(wrap)
+    let trigram = crate::schema::table_exists(conn, "messages_fts_trigram").map_err(wrap)?;
+    Searcher {
+        conn,
+        q,
+        cjk_index,
+        trigram,
+    }
+    .run(&parsed)
+    .map_err(wrap)
 }
 
 struct Searcher<'a> {
@@ -136,6 +144,8 @@ struct Searcher<'a> {
     q: &'a SearchQuery,
     /// The database has the CJK unigram/bigram index (ours do; reference databases do not).
     cjk_index: bool,
+    /// The database has the reference's trigram table (reference databases do; ours do not).
+    trigram: bool,
 }
 
 struct Row {
@@ -247,17 +257,17 @@ impl Searcher<'_> {
                     normalise_into(&mut hits, raw, SUPPLEMENT_WEIGHT, Via::Window);
                 }
             }
-            Route::Substring => {
-                let m = query::fts5_quote(&term.text);
-                let raw = self.fts_scores("messages_fts_trigram", &m, None, cap)?;
-                normalise_into(&mut hits, raw, 1.0, Via::Window);
-            }
-            Route::Short if self.cjk_index && term.text.chars().all(query::is_cjk) => {
-                let raw = self.fts_scores(crate::cjk_index::CJK_TABLE, &term.fts5(), None, cap)?;
-                normalise_into(&mut hits, raw, 1.0, Via::Window);
-            }
-            Route::Short => {
-                let raw = self.scan(term, cap)?;
+            Route::Substring | Route::Short => {
+                let raw = match self.cjk_index.then(|| crate::cjk_index::match_expr(term)) {
+                    Some(Some(expr)) => {
+                        self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap)?
+                    }
+                    _ if term.route() == Route::Substring && self.trigram => {
+                        let m = query::fts5_quote(&term.text);
+                        self.fts_scores("messages_fts_trigram", &m, None, cap)?
+                    }
+                    _ => self.scan(term, cap)?,
+                };
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
         }
@@ -363,7 +373,11 @@ impl Searcher<'_> {
     /// Latin word); that needs each candidate's text, hence the small cap.
     fn supplement(&self, term: &Term, cap: i64) -> rusqlite::Result<Vec<(i64, f64)>> {
         if self.cjk_index {
-            return self.fts_scores(crate::cjk_index::CJK_TABLE, &term.fts5(), None, cap);
+            let expr = crate::cjk_index::glued_word_expr(term);
+            return self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap);
+        }
+        if !self.trigram {
+            return Ok(Vec::new());
         }
         let m = query::fts5_quote(&term.text);
         let rows = self.fts_rows("messages_fts_trigram", &m, Some(&term.fts5()), cap, true)?;

@@ -7,7 +7,7 @@ use baton_store::{SessionStore, SqliteStore};
 use common::temp_db;
 
 #[test]
-fn fts_triggers_index_words_tool_names_and_cjk_trigrams_on_insert() {
+fn inserts_index_words_tool_names_and_cjk_bigrams() {
     let (_dir, path) = temp_db();
     let store = SqliteStore::open(&path).unwrap();
     let id = common::session(&store, "s");
@@ -37,9 +37,11 @@ fn fts_triggers_index_words_tool_names_and_cjk_trigrams_on_insert() {
     assert_eq!(count("messages_fts", "brown"), 1);
     assert_eq!(count("messages_fts", "ripgrep_search"), 1);
     assert_eq!(count("messages_fts", "zebra"), 0);
-    assert_eq!(count("messages_fts_trigram", "\"认证模\""), 1);
-    assert_eq!(count("messages_fts_trigram", "\"重构认证\""), 1);
-    assert_eq!(count("messages_fts_trigram", "\"模块化\""), 0);
+    // CJK text is in the bigram index (schema 13 has no trigram table).
+    assert_eq!(count("messages_fts_cjk", "bi : \"认证 证模\""), 1);
+    assert_eq!(count("messages_fts_cjk", "bi : \"重构 构认 认证\""), 1);
+    assert_eq!(count("messages_fts_cjk", "bi : \"模块 块化\""), 0);
+    assert_eq!(count("messages_fts_cjk", "uni : \"认\""), 1);
 }
 
 fn cjk_rows(path: &std::path::Path, gram: &str) -> i64 {
