@@ -628,4 +628,37 @@ fn corrupt_or_foreign_files_are_reported_and_never_overwritten() {
     }
     let err = SqliteStore::open(&corrupt).err().unwrap();
     assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+
+    // (d) Only the second half of the pages overwritten: the schema pages are intact, so
+    // opening may succeed and the damage shows on the first read of a damaged page. That read
+    // must fail (not panic), and neither the open nor the failed read may write to the file.
+    let half = dir.path().join("half.db");
+    {
+        let store = SqliteStore::open(&half).unwrap();
+        common::session(&store, "s");
+        let msgs: Vec<Message> = (0..200)
+            .map(|i| Message::user(format!("message {i} 用户配置")))
+            .collect();
+        store.append_messages("s", &msgs).unwrap();
+    }
+    let mut bytes = std::fs::read(&half).unwrap();
+    let len = bytes.len();
+    bytes[len / 2..].copy_from_slice(&garbage(len - len / 2, 7));
+    std::fs::write(&half, &bytes).unwrap();
+    match SqliteStore::open(&half) {
+        Err(e) => assert!(matches!(e, StoreError::Corrupt { .. }), "{e:?}"),
+        Ok(store) => {
+            let read = store.messages("s");
+            assert!(read.is_err(), "damaged pages read without an error");
+            println!(
+                "half-damaged database: open ok, first read: {}",
+                read.unwrap_err()
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read(&half).unwrap(),
+        bytes,
+        "half-damaged file changed"
+    );
 }
