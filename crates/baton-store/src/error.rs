@@ -20,6 +20,15 @@ pub enum StoreError {
     #[error("{path} is not an SQLite database; refusing to open or overwrite it")]
     NotSqlite { path: PathBuf },
 
+    /// The file starts with the SQLite header but SQLite cannot read it (SQLITE_CORRUPT or
+    /// SQLITE_NOTADB while opening it). Nothing is written to it: recovering is the user's call.
+    #[error(
+        "session database {path} is corrupt ({detail}); it was left untouched. Restore it from \
+         a backup, or move it aside (a new database is then created in its place) and try \
+         `sqlite3 {path} .recover` to salvage what it holds"
+    )]
+    Corrupt { path: PathBuf, detail: String },
+
     /// The database was written by a newer build. It is left untouched.
     #[error(
         "session database {path} has schema version {found}, newer than version {supported} \

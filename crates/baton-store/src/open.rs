@@ -68,6 +68,30 @@ pub(crate) struct Opened {
 /// Opens (creating when allowed) the database at `path`.
 pub(crate) fn open_path(path: &Path, opts: &OpenOptions) -> Result<Opened> {
     check_header(path, opts.read_only)?;
+    open_checked(path, opts).map_err(|e| corrupt_or(e, path))
+}
+
+/// Turns SQLITE_CORRUPT / SQLITE_NOTADB into [`StoreError::Corrupt`] naming the file; other
+/// errors pass through.
+fn corrupt_or(e: StoreError, path: &Path) -> StoreError {
+    match e {
+        StoreError::Sqlite(rusqlite::Error::SqliteFailure(ref f, ref msg))
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+            ) =>
+        {
+            StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: msg.clone().unwrap_or_else(|| f.to_string()),
+            }
+        }
+        other => other,
+    }
+}
+
+/// [`open_path`] after the header check.
+fn open_checked(path: &Path, opts: &OpenOptions) -> Result<Opened> {
     let flags = if opts.read_only {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
     } else {
