@@ -81,7 +81,11 @@ fn a_bad_file_is_reported_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("state.db");
     let bad = dir.path().join("bad.jsonl");
-    std::fs::write(&bad, "{\"role\": \"user\", \"content\": \"hi\"}\n{not json\n").unwrap();
+    std::fs::write(
+        &bad,
+        "{\"role\": \"user\", \"content\": \"hi\"}\n{not json\n",
+    )
+    .unwrap();
     baton()
         .args(["sessions", "--db"])
         .arg(&db)
@@ -106,7 +110,14 @@ fn compress_session_continues_the_chain_and_keeps_the_original() {
         .unwrap();
 
     let out = baton()
-        .args(["compress", "--report", "json", "--context-length", "64000", "--db"])
+        .args([
+            "compress",
+            "--report",
+            "json",
+            "--context-length",
+            "64000",
+            "--db",
+        ])
         .arg(&db)
         .args(["--session", &id])
         .assert()
@@ -118,7 +129,11 @@ fn compress_session_continues_the_chain_and_keeps_the_original() {
     assert_eq!(report["session"], id.as_str());
 
     let store = SqliteStore::open_read_only(&db).unwrap();
-    assert_eq!(store.messages(&id).unwrap(), original, "the original is kept");
+    assert_eq!(
+        store.messages(&id).unwrap(),
+        original,
+        "the original is kept"
+    );
     let compacted = store.messages(&child).unwrap();
     assert!(
         compacted.len() < original.len() / 2,
@@ -126,7 +141,10 @@ fn compress_session_continues_the_chain_and_keeps_the_original() {
         original.len(),
         compacted.len()
     );
-    assert_eq!(report["after_messages"].as_u64().unwrap() as usize, compacted.len());
+    assert_eq!(
+        report["after_messages"].as_u64().unwrap() as usize,
+        compacted.len()
+    );
     assert_eq!(store.compression_tip(&id).unwrap(), child);
     let parent = store.get_session(&id).unwrap().unwrap();
     assert_eq!(parent.end_reason.as_deref(), Some("compression"));

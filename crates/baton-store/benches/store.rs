@@ -37,7 +37,13 @@ const ENGLISH: &[&str] = &[
     "refactor*",
     "README",
 ];
-const CJK_LONG: &[&str] = &["確認しました", "数据库", "設定ファイル", "股票价格", "电子邮件"];
+const CJK_LONG: &[&str] = &[
+    "確認しました",
+    "数据库",
+    "設定ファイル",
+    "股票价格",
+    "电子邮件",
+];
 const CJK_SHORT: &[&str] = &["用户", "配置", "確認", "天气", "实现", "文件"];
 
 fn repo_root() -> PathBuf {

@@ -80,7 +80,9 @@ pub fn match_expr(term: &Term) -> Option<String> {
     {
         return Some(format!("uni : {}{star}", fts5_quote(&run[0].to_string())));
     }
-    if runs.iter().any(|(k, _)| *k == RunKind::Space) && runs.iter().any(|(k, _)| *k == RunKind::Other) {
+    if runs.iter().any(|(k, _)| *k == RunKind::Space)
+        && runs.iter().any(|(k, _)| *k == RunKind::Other)
+    {
         return None;
     }
     let mut tokens = String::new();

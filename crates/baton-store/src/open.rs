@@ -73,7 +73,7 @@ pub(crate) fn open_path(path: &Path, opts: &OpenOptions) -> Result<Opened> {
 
 /// Turns SQLITE_CORRUPT / SQLITE_NOTADB into [`StoreError::Corrupt`] naming the file; other
 /// errors pass through.
-fn corrupt_or(e: StoreError, path: &Path) -> StoreError {
+pub(crate) fn corrupt_or(e: StoreError, path: &Path) -> StoreError {
     match e {
         StoreError::Sqlite(rusqlite::Error::SqliteFailure(ref f, ref msg))
             if matches!(

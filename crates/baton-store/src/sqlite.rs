@@ -230,13 +230,13 @@ impl SqliteStore {
 
     /// Runs a read on the connection.
     pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        f(&self.lock())
+        f(&self.lock()).map_err(|e| open::corrupt_or(e, &self.path))
     }
 
     /// Runs a write transaction with the retrying write path, checkpointing now and then.
     pub fn write<T>(&self, f: impl FnMut(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.lock();
-        let value = with_write_tx(&mut conn, f)?;
+        let value = with_write_tx(&mut conn, f).map_err(|e| open::corrupt_or(e, &self.path))?;
         let n = self.writes.fetch_add(1, Ordering::Relaxed) + 1;
         if n.is_multiple_of(CHECKPOINT_EVERY_N_WRITES) && self.journal_mode == JournalMode::Wal {
             // Best effort: a busy checkpoint simply happens later.

@@ -59,7 +59,7 @@ fn child_worker() {
 }
 
 /// The text of writer `w`'s `i`-th message: an English marker unique to it, and CJK text so
-/// the trigram and CJK indexes get rows too.
+/// the CJK index gets rows too.
 fn writer_text(w: usize, i: usize) -> String {
     format!("w{w} m{i} marker{w}x{i} 用户配置 第{i}条消息")
 }
@@ -282,12 +282,12 @@ fn raw_count(conn: &Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
-/// `PRAGMA integrity_check` and the FTS5 integrity checks of all three full-text indexes, plus
+/// `PRAGMA integrity_check` and the FTS5 integrity checks of both full-text indexes, plus
 /// the counters. Every message these tests write contains CJK text, so the CJK index must have
 /// exactly one row per message.
 ///
-/// The `rank` value 1 matters: for the external-content tables (`messages_fts`,
-/// `messages_fts_trigram`) a plain `'integrity-check'` only checks the index's own structure
+/// The `rank` value 1 matters: for `messages_fts`, which keeps its own copy of the text, a
+/// plain `'integrity-check'` only checks the index's own structure
 /// and passes even when the index has no entry for a `messages` row (measured with the bundled
 /// SQLite 3.54); with `rank = 1` it also compares the index with the content table.
 /// `messages_fts_cjk` is contentless: there is nothing to compare with, and `integrity-check`
@@ -302,7 +302,7 @@ fn assert_consistent(path: &Path) {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(check, ["ok"], "integrity_check of {}", path.display());
-    for table in ["messages_fts", "messages_fts_trigram", "messages_fts_cjk"] {
+    for table in ["messages_fts", "messages_fts_cjk"] {
         conn.execute(
             &format!("INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)"),
             [],
@@ -631,7 +631,8 @@ fn corrupt_or_foreign_files_are_reported_and_never_overwritten() {
 
     // (d) Only the second half of the pages overwritten: the schema pages are intact, so
     // opening may succeed and the damage shows on the first read of a damaged page. That read
-    // must fail (not panic), and neither the open nor the failed read may write to the file.
+    // must fail with an error naming the file (not panic), and neither the open nor the failed
+    // read may write to the file.
     let half = dir.path().join("half.db");
     {
         let store = SqliteStore::open(&half).unwrap();
@@ -648,11 +649,13 @@ fn corrupt_or_foreign_files_are_reported_and_never_overwritten() {
     match SqliteStore::open(&half) {
         Err(e) => assert!(matches!(e, StoreError::Corrupt { .. }), "{e:?}"),
         Ok(store) => {
-            let read = store.messages("s");
-            assert!(read.is_err(), "damaged pages read without an error");
-            println!(
-                "half-damaged database: open ok, first read: {}",
-                read.unwrap_err()
+            let err = store
+                .messages("s")
+                .expect_err("damaged pages read without an error");
+            assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+            assert!(
+                err.to_string().contains(&half.display().to_string()),
+                "the error names the file: {err}"
             );
         }
     }
