@@ -13,20 +13,30 @@
 //! - [`tool`] is the `memory` tool: its schema and its JSON handler.
 
 pub mod atomic_write;
+pub mod builtin;
 pub mod entries;
 pub mod error;
+pub mod fence;
 pub mod limits;
 pub mod lock;
+pub mod manager;
 pub mod outcome;
+pub mod provider;
 pub mod scan;
 pub mod snapshot;
 pub mod store;
 pub mod supersede;
 pub mod target;
+pub mod tool;
 
+pub use builtin::BuiltinProvider;
 pub use error::MemoryError;
 pub use limits::Limits;
+pub use manager::{ManagerError, MemoryManager};
 pub use outcome::{Applied, Refusal, RefusalKind, WriteOutcome};
+pub use provider::{
+    MemoryProvider, MemoryWrite, ProviderError, SessionContext, SessionSwitch, WriteAction,
+};
 pub use snapshot::Snapshot;
 pub use store::MemoryStore;
 pub use target::Target;
