@@ -173,10 +173,10 @@ impl MemoryStore {
             next.push(content.to_string());
             if char_count(&next) > limit {
                 let error = format!(
-                    "{} memory is at {} chars; this entry ({} chars) would take it over the \
+                    "{} is at {} chars; this entry ({} chars) would take it over the \
                      limit. Make room first: merge entries with replace or remove stale ones \
                      (current_entries lists them), then add again.",
-                    capitalized(target),
+                    target.file_name(),
                     fraction(current, limit),
                     content.chars().count()
                 );
@@ -233,8 +233,9 @@ impl MemoryStore {
             let (current, total) = (char_count(entries), char_count(&next));
             if total > limit && total > current {
                 let error = format!(
-                    "After this replacement {target} memory would be at {} chars. Shorten the \
-                     new content, or remove other entries first.",
+                    "After this replacement {} would be at {} chars. Shorten the new content, \
+                     or remove other entries first.",
+                    target.file_name(),
                     fraction(total, limit)
                 );
                 return Err(with_state(
@@ -452,11 +453,4 @@ fn empty_old_text(target: Target) -> Refusal {
         RefusalKind::Empty,
         "old_text is empty: give a short piece of text that appears in exactly one entry.".into(),
     )
-}
-
-fn capitalized(target: Target) -> &'static str {
-    match target {
-        Target::Memory => "Memory",
-        Target::User => "User",
-    }
 }

@@ -2,6 +2,7 @@
 
 pub mod compress;
 pub mod io;
+pub mod memory;
 pub mod sessions;
 pub mod tokens;
 
