@@ -30,6 +30,8 @@ enum Command {
     Compress(commands::compress::CompressArgs),
     /// Session database: list, show, search, export, stats (read-only); delete, prune.
     Sessions(commands::sessions::SessionsArgs),
+    /// Persistent memory (MEMORY.md, USER.md): show, add, replace, remove, scan.
+    Memory(commands::memory::MemoryArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Command::Tokens(args) => commands::tokens::run(&args),
         Command::Compress(args) => commands::compress::run(&args),
         Command::Sessions(args) => commands::sessions::run(&args),
+        Command::Memory(args) => commands::memory::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,189 @@
+//! `baton memory`: read and edit MEMORY.md / USER.md with the same rules as the agent's
+//! `memory` tool (scanning, limits, unique-substring matching, supersession).
+
+use crate::commands::Failure;
+use baton_memory::{Limits, MemoryStore, Target, WriteOutcome};
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// Baton home (default: $BATON_HOME, else ~/.baton); files live in <home>/memories/.
+    #[arg(long, global = true)]
+    pub home: Option<PathBuf>,
+
+    /// Which file: `memory` (MEMORY.md, the agent's notes) or `user` (USER.md, the profile).
+    #[arg(long, global = true, value_enum, default_value_t = TargetArg::Memory)]
+    pub target: TargetArg,
+
+    /// Character limit of MEMORY.md.
+    #[arg(long, global = true, default_value_t = baton_memory::limits::DEFAULT_MEMORY_CHARS)]
+    pub memory_limit: usize,
+
+    /// Character limit of USER.md.
+    #[arg(long, global = true, default_value_t = baton_memory::limits::DEFAULT_USER_CHARS)]
+    pub user_limit: usize,
+
+    /// Print the JSON result the agent's tool would get.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: MemoryCommand,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TargetArg {
+    Memory,
+    User,
+}
+
+impl From<TargetArg> for Target {
+    fn from(t: TargetArg) -> Target {
+        match t {
+            TargetArg::Memory => Target::Memory,
+            TargetArg::User => Target::User,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Print the entries and usage of the target.
+    Show,
+    /// Add an entry. Refused if it duplicates or contradicts an existing one (unless --force).
+    Add {
+        content: String,
+        /// Keep both even if an existing entry looks like the same fact.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Replace the one entry containing OLD_TEXT with CONTENT.
+    Replace { old_text: String, content: String },
+    /// Remove the one entry containing OLD_TEXT.
+    Remove { old_text: String },
+    /// Check both files for injection and exfiltration patterns (exit 1 if any entry is flagged).
+    Scan,
+}
+
+pub fn run(args: &MemoryArgs) -> Result<(), Failure> {
+    let limits = Limits {
+        memory_chars: args.memory_limit,
+        user_chars: args.user_limit,
+    };
+    let store =
+        MemoryStore::open(&home(args)?, limits).map_err(|e| Failure::Other(e.to_string()))?;
+    let target = Target::from(args.target);
+    let io = |e: baton_memory::MemoryError| Failure::Other(e.to_string());
+    let outcome = match &args.command {
+        MemoryCommand::Show => return show(&store, target, args.json),
+        MemoryCommand::Scan => return scan(&store),
+        MemoryCommand::Add { content, force } => {
+            if *force {
+                store.add_allowing_similar(target, content)
+            } else {
+                store.add(target, content)
+            }
+        }
+        MemoryCommand::Replace { old_text, content } => store.replace(target, old_text, content),
+        MemoryCommand::Remove { old_text } => store.remove(target, old_text),
+    }
+    .map_err(io)?;
+    report(&outcome, args.json)
+}
+
+fn home(args: &MemoryArgs) -> Result<PathBuf, Failure> {
+    if let Some(h) = &args.home {
+        return Ok(h.clone());
+    }
+    if let Some(h) = std::env::var_os("BATON_HOME") {
+        return Ok(PathBuf::from(h));
+    }
+    std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".baton"))
+        .ok_or_else(|| {
+            Failure::BadInput("no --home given and neither BATON_HOME nor HOME is set".into())
+        })
+}
+
+fn show(store: &MemoryStore, target: Target, json: bool) -> Result<(), Failure> {
+    let io = |e: baton_memory::MemoryError| Failure::Other(e.to_string());
+    let entries = store.entries(target).map_err(io)?;
+    let usage = store.usage(target).map_err(io)?;
+    if json {
+        let v = serde_json::json!({
+            "target": target.as_str(),
+            "entries": entries,
+            "usage": usage,
+            "entry_count": entries.len(),
+        });
+        println!("{v:#}");
+        return Ok(());
+    }
+    println!("{} [{usage}]", target.file_name());
+    for (i, e) in entries.iter().enumerate() {
+        println!("\n{}. {}", i + 1, e.replace('\n', "\n   "));
+    }
+    Ok(())
+}
+
+fn scan(store: &MemoryStore) -> Result<(), Failure> {
+    let found = store.scan().map_err(|e| Failure::Other(e.to_string()))?;
+    if found.is_empty() {
+        println!("No suspicious entries.");
+        return Ok(());
+    }
+    for f in &found {
+        let rules: Vec<&str> = f.findings.iter().map(|x| x.rule).collect();
+        println!(
+            "{} entry {}: {}\n   {}",
+            f.target.file_name(),
+            f.number,
+            rules.join(", "),
+            baton_memory::entries::preview(&f.entry, 120)
+        );
+    }
+    Err(Failure::Other(format!(
+        "{} suspicious entr{}; they are withheld from the system prompt until removed",
+        found.len(),
+        if found.len() == 1 { "y" } else { "ies" }
+    )))
+}
+
+/// Prints an applied write to stdout; a refusal goes to stderr with exit code 2, since the
+/// input is what has to change.
+fn report(outcome: &WriteOutcome, json: bool) -> Result<(), Failure> {
+    if json {
+        println!("{:#}", outcome.to_json());
+    }
+    match outcome {
+        WriteOutcome::Applied(a) => {
+            if !json {
+                println!("{} [{}]", a.message, a.usage);
+                for r in &a.retired {
+                    println!("retired: {r}");
+                }
+                if let Some(b) = &a.backup {
+                    println!("previous file kept at {}", b.display());
+                }
+            }
+            Ok(())
+        }
+        WriteOutcome::Refused(r) => {
+            let mut msg = r.error.clone();
+            if let baton_memory::RefusalKind::Ambiguous { matches } = &r.kind {
+                msg.extend(matches.iter().map(|m| format!("\n  match: {m}")));
+            }
+            if let baton_memory::RefusalKind::Similar { similar } = &r.kind {
+                msg.extend(similar.iter().map(|s| format!("\n  existing: {}", s.entry)));
+            }
+            if let Some(u) = &r.usage {
+                msg.push_str(&format!("\n  usage: {u}"));
+            }
+            if let Some(entries) = &r.current_entries {
+                msg.extend(entries.iter().map(|e| format!("\n  entry: {e}")));
+            }
+            Err(Failure::BadInput(msg))
+        }
+    }
+}
