@@ -104,6 +104,7 @@ fn open_checked(path: &Path, opts: &OpenOptions) -> Result<Opened> {
     // Before anything that could write: a newer database is left exactly as it is.
     schema::check_not_newer(&conn, path)?;
     if opts.read_only {
+        schema::shadow_missing_columns(&conn)?;
         conn.pragma_update(None, "query_only", true)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;

@@ -272,6 +272,17 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// Applies the steps that take a database from version `from` to version `to` (both within
+/// `1..=SCHEMA_VERSION`) and records `to`. [`init`] is what opening uses; this exists so tests
+/// and tools can produce a database of any intermediate version.
+pub fn migrate_between(tx: &Transaction<'_>, from: i64, to: i64) -> Result<()> {
+    for step in MIGRATIONS.iter().filter(|m| m.from >= from && m.from < to) {
+        (step.apply)(tx)?;
+    }
+    tx.execute("UPDATE schema_version SET version = ?1", [to])?;
+    Ok(())
+}
+
 fn rebuild_fts(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "DROP TRIGGER IF EXISTS messages_fts_insert;
@@ -395,22 +406,46 @@ fn add_columns(tx: &Transaction<'_>, table: &str, cols: &[(&str, &str)]) -> rusq
 
 /// Adds every column the base DDL declares that the live tables lack (the reference's
 /// declarative column additions, which cover columns added without a version bump).
-fn reconcile_columns(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+/// The columns of `table` in the base DDL: (name, type, default).
+fn declared_columns(table: &str) -> rusqlite::Result<Vec<(String, String, Option<String>)>> {
     let model = Connection::open_in_memory()?;
     model.execute_batch(BASE_SCHEMA_SQL)?;
+    let mut stmt = model.prepare(&format!("PRAGMA table_info(\"{table}\")"))?;
+    stmt.query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(4)?)))?
+        .collect()
+}
+
+/// For a database opened read-only as it is: where `sessions` or `messages` lack columns of
+/// the current DDL (an old reference database), a TEMP view of the same name adds them with
+/// their defaults. Temp objects shadow the file's tables for this connection only, so every
+/// query works unchanged and nothing is written to the file.
+pub(crate) fn shadow_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for table in ["sessions", "messages"] {
+        if !table_exists(conn, table)? {
+            continue;
+        }
+        let live = column_names(conn, table)?;
+        let missing: Vec<String> = declared_columns(table)?
+            .into_iter()
+            .filter(|(name, _, _)| !live.contains(name))
+            .map(|(name, _, default)| {
+                format!("{} AS \"{name}\"", default.as_deref().unwrap_or("NULL"))
+            })
+            .collect();
+        if !missing.is_empty() {
+            conn.execute_batch(&format!(
+                "CREATE TEMP VIEW \"{table}\" AS SELECT *, {} FROM main.\"{table}\"",
+                missing.join(", ")
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+fn reconcile_columns(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     for table in ["sessions", "messages", "state_meta"] {
         let live = column_names(tx, table)?;
-        let mut stmt = model.prepare(&format!("PRAGMA table_info(\"{table}\")"))?;
-        let declared = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(4)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        for (name, ty, default) in declared {
+        for (name, ty, default) in declared_columns(table)? {
             if !live.contains(&name) {
                 let default = default.map(|d| format!(" DEFAULT {d}")).unwrap_or_default();
                 tx.execute(

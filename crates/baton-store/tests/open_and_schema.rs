@@ -244,3 +244,79 @@ fn migrating_a_reference_database_backfills_the_cjk_index() {
     assert_eq!(via_index.len(), 1);
     assert_eq!(via_index[0].session_id, "old");
 }
+
+/// Every earlier version migrates: a version-1 database brought to version N by the steps
+/// before it, given a message written at version N, then opened. Its data is kept and every
+/// index answers, whichever version it started from.
+#[test]
+fn migration_from_every_earlier_version_keeps_data_and_indexes_it() {
+    for version in 1..SCHEMA_VERSION {
+        let (_dir, path) = temp_db();
+        create_v1(&path);
+        {
+            let mut c = rusqlite::Connection::open(&path).unwrap();
+            let tx = c.transaction().unwrap();
+            baton_store::schema::migrate_between(&tx, 1, version).unwrap();
+            tx.execute(
+                "INSERT INTO messages (session_id, role, content, timestamp) \
+                 VALUES ('old1', 'user', ?1, 1700000005.0)",
+                [format!("written at version {version}: 请检查用户配置")],
+            )
+            .unwrap();
+            tx.commit().unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(
+            store.schema_version().unwrap(),
+            Some(SCHEMA_VERSION),
+            "from version {version}"
+        );
+        let msgs = store.messages("old1").unwrap();
+        assert_eq!(msgs.len(), 5, "from version {version}");
+        assert_eq!(msgs[0], Message::user("where is the zeppelin config"));
+        for query in ["zeppelin", "用户", "用户配置"] {
+            let mut q = baton_store::SearchQuery::new(query);
+            q.limit = 5;
+            let hits = store.read(|c| Ok(baton_store::search(c, &q)?)).unwrap();
+            assert!(
+                !hits.is_empty(),
+                "from version {version}: no hit for {query}"
+            );
+        }
+        let appended = Message::user("after the migration");
+        store
+            .append_messages("old1", std::slice::from_ref(&appended))
+            .unwrap();
+        assert_eq!(store.messages("old1").unwrap()[5], appended);
+    }
+}
+
+/// Reading an old database as it is (no migration) works for every read the CLI offers.
+#[test]
+fn a_version_1_database_lists_shows_searches_and_reports_stats_read_only() {
+    let (_dir, path) = temp_db();
+    create_v1(&path);
+    let before = std::fs::read(&path).unwrap();
+    let store = SqliteStore::open_read_only(&path).unwrap();
+    let listed = store
+        .list_sessions(&baton_store::SessionFilter::default())
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].session.id, "old1");
+    assert_eq!(listed[0].session.title, None);
+    let s = store.get_session("old1").unwrap().unwrap();
+    assert_eq!(s.input_tokens, 42);
+    let mut q = baton_store::SearchQuery::new("zeppelin");
+    q.limit = 5;
+    let hits = store.read(|c| Ok(baton_store::search(c, &q)?)).unwrap();
+    assert_eq!(hits.len(), 1);
+    let stats = store
+        .stats(&baton_store::StatsQuery {
+            days: 100_000,
+            ..baton_store::StatsQuery::last_days(30)
+        })
+        .unwrap();
+    assert_eq!(stats.overview.sessions, 1);
+    drop(store);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
