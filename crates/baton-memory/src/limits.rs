@@ -6,6 +6,7 @@
 
 use crate::entries::join;
 use crate::target::Target;
+use baton_core::truncate::group_digits;
 
 /// Default capacity of `MEMORY.md` (about 800 tokens).
 pub const DEFAULT_MEMORY_CHARS: usize = 2_200;
@@ -47,14 +48,14 @@ pub fn usage(current: usize, limit: usize) -> String {
     format!(
         "{}% — {}/{} chars",
         percent(current, limit),
-        thousands(current),
-        thousands(limit)
+        group_digits(current),
+        group_digits(limit)
     )
 }
 
 /// `"1,870/2,200"`: the bare fraction used in refusals.
 pub fn fraction(current: usize, limit: usize) -> String {
-    format!("{}/{}", thousands(current), thousands(limit))
+    format!("{}/{}", group_digits(current), group_digits(limit))
 }
 
 fn percent(current: usize, limit: usize) -> usize {
@@ -62,19 +63,6 @@ fn percent(current: usize, limit: usize) -> usize {
         return 100;
     }
     (current.saturating_mul(100) / limit).min(100)
-}
-
-/// Groups digits by three with commas.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -87,14 +75,6 @@ mod tests {
         assert_eq!(usage(0, 1_375), "0% — 0/1,375 chars");
         assert_eq!(usage(5_000, 2_200), "100% — 5,000/2,200 chars");
         assert_eq!(usage(3, 0), "100% — 3/0 chars");
-    }
-
-    #[test]
-    fn thousands_groups_by_three() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]

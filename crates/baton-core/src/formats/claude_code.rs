@@ -26,11 +26,11 @@ use crate::conversation::Conversation;
 // conversion to Anthropic rebuilds the thinking blocks with their signatures.
 use crate::formats::anthropic::REASONING_FORMAT;
 use crate::formats::detect::{Parsed, parse_text};
-use crate::formats::error::FormatError;
+use crate::formats::error::{FormatError, required_field};
 use crate::formats::load::{LoadError, format_error_at};
 use crate::formats::transcript::{
-    append_text, arguments_string, assistant, block_text, push_reasoning, put, remap,
-    repair_tool_pairing, text_of,
+    RecordSink, append_text, arguments_string, assistant, block_text, feed_lines, push_reasoning,
+    put, remap, repair_tool_pairing, text_of,
 };
 use crate::message::{Content, ContentPart, Message, Role, ToolCall, describe_value};
 use serde_json::{Map, Value};
@@ -77,20 +77,12 @@ pub fn from_lines(
     if let Some(p) = prompt {
         b.out.push(Message::user(p));
     }
-    for (line, record) in lines {
-        b.record(record)
-            .map_err(|e| format_error_at(Some(*line), e))?;
-    }
-    if b.recognized == 0 {
-        return Err(format_error_at(
-            None,
-            FormatError::UnknownFormat {
-                hint: "no Claude Code record found; expected lines like \
-                       {\"type\": \"user\", \"message\": {...}, \"uuid\": ...}"
-                    .into(),
-            },
-        ));
-    }
+    feed_lines(
+        &mut b,
+        lines,
+        "no Claude Code record found; expected lines like \
+         {\"type\": \"user\", \"message\": {...}, \"uuid\": ...}",
+    )?;
     Ok(b.finish(prompt.is_some()))
 }
 
@@ -130,6 +122,16 @@ const RECORD_TYPES: [&str; 8] = [
     "queue-operation",
     "result",
 ];
+
+impl RecordSink for Builder {
+    fn record(&mut self, record: &Value) -> Result<(), FormatError> {
+        Builder::record(self, record)
+    }
+
+    fn recognized(&self) -> usize {
+        self.recognized
+    }
+}
 
 impl Builder {
     fn record(&mut self, record: &Value) -> Result<(), FormatError> {
@@ -177,22 +179,12 @@ impl Builder {
                 Ok(())
             }
             "user" | "assistant" => {
-                let message = match r.get("message") {
-                    Some(Value::Object(m)) => m,
-                    Some(other) => {
-                        return Err(FormatError::shape(
-                            "message",
-                            "a message object ({role, content})",
-                            other,
-                        ));
-                    }
-                    None => {
-                        return Err(FormatError::missing(
-                            "message",
-                            "a message object ({role, content})",
-                        ));
-                    }
-                };
+                let message = required_field(
+                    r,
+                    "message",
+                    "a message object ({role, content})",
+                    Value::as_object,
+                )?;
                 let sidechain = r.get("isSidechain").is_some_and(truthy);
                 self.saw_sidechain |= sidechain;
                 if self.has_main && sidechain {

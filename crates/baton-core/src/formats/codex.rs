@@ -21,7 +21,8 @@ use crate::formats::detect::{Parsed, parse_text};
 use crate::formats::error::FormatError;
 use crate::formats::load::{LoadError, format_error_at};
 use crate::formats::transcript::{
-    arguments_string, assistant, push_reasoning, put, remap, repair_tool_pairing, text_of,
+    RecordSink, arguments_string, assistant, feed_lines, push_reasoning, put, remap,
+    repair_tool_pairing, text_of,
 };
 use crate::message::{Message, Role, ToolCall, describe_value};
 use serde_json::{Map, Value};
@@ -74,20 +75,12 @@ pub fn parse(text: &str) -> Result<Conversation, LoadError> {
 /// Converts parsed rollout records (with their 1-based line numbers).
 pub fn from_lines(lines: &[(usize, Value)]) -> Result<Conversation, LoadError> {
     let mut b = Builder::default();
-    for (line, record) in lines {
-        b.record(record)
-            .map_err(|e| format_error_at(Some(*line), e))?;
-    }
-    if b.recognized == 0 {
-        return Err(format_error_at(
-            None,
-            FormatError::UnknownFormat {
-                hint: "no Codex rollout record found; expected lines like \
-                       {\"type\": \"response_item\", \"payload\": {...}}"
-                    .into(),
-            },
-        ));
-    }
+    feed_lines(
+        &mut b,
+        lines,
+        "no Codex rollout record found; expected lines like \
+         {\"type\": \"response_item\", \"payload\": {...}}",
+    )?;
     Ok(b.finish())
 }
 
@@ -104,6 +97,16 @@ struct Builder {
     meta: Object,
     /// Records that were rollout records (envelopes or early bare items).
     recognized: usize,
+}
+
+impl RecordSink for Builder {
+    fn record(&mut self, record: &Value) -> Result<(), FormatError> {
+        Builder::record(self, record)
+    }
+
+    fn recognized(&self) -> usize {
+        self.recognized
+    }
 }
 
 impl Builder {

@@ -57,6 +57,20 @@ impl FormatError {
     }
 }
 
+/// `record[key]` converted by `as_kind` (e.g. `Value::as_object`), or the error naming the field
+/// and what was expected there: missing, or present with the wrong shape.
+pub fn required_field<'a, T: ?Sized>(
+    record: &'a serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    expected: &str,
+    as_kind: impl FnOnce(&'a serde_json::Value) -> Option<&'a T>,
+) -> Result<&'a T, FormatError> {
+    match record.get(key) {
+        None => Err(FormatError::missing(key, expected)),
+        Some(v) => as_kind(v).ok_or_else(|| FormatError::shape(key, expected, v)),
+    }
+}
+
 impl From<serde_json::Error> for FormatError {
     /// serde_json reports line 0 when the error is not tied to input text; that becomes `None`.
     fn from(err: serde_json::Error) -> Self {

@@ -12,7 +12,7 @@
 //! ([`repair_tool_pairing`]) then makes the conversation API-valid.
 
 use crate::conversation::Conversation;
-use crate::formats::error::FormatError;
+use crate::formats::error::{FormatError, required_field};
 use crate::formats::transcript::{arguments_string, assistant, put, repair_tool_pairing, text_of};
 use crate::message::{Message, ToolCall, describe_value};
 use serde_json::{Map, Value};
@@ -44,22 +44,12 @@ pub fn from_session(session: &Value) -> Result<Conversation, FormatError> {
             session,
         ));
     };
-    let messages = match d.get("messages") {
-        Some(Value::Array(m)) => m,
-        Some(other) => {
-            return Err(FormatError::shape(
-                "messages",
-                "an array of session messages",
-                other,
-            ));
-        }
-        None => {
-            return Err(FormatError::missing(
-                "messages",
-                "an array of session messages",
-            ));
-        }
-    };
+    let messages = required_field(
+        d,
+        "messages",
+        "an array of session messages",
+        Value::as_array,
+    )?;
     let mut out = Vec::new();
     let mut models: Vec<Value> = Vec::new();
     for (i, m) in messages.iter().enumerate() {

@@ -169,6 +169,35 @@ pub fn repair_tool_pairing(messages: Vec<Message>) -> Repaired {
 /// converter does: text blocks as they are, images as `[image]`, a block with a `text` field
 /// as that text, `tool_reference` as `[tool_reference NAME]`, any other block as its JSON;
 /// joined with newlines.
+/// A converter that takes a transcript one JSONL record at a time.
+pub(crate) trait RecordSink {
+    fn record(&mut self, record: &Value) -> Result<(), crate::formats::error::FormatError>;
+    /// How many records so far were of this transcript format.
+    fn recognized(&self) -> usize;
+}
+
+/// Feeds every record to `sink` (an error names its line), then refuses a file in which not
+/// one record was of the format, with `hint` saying what such records look like.
+pub(crate) fn feed_lines(
+    sink: &mut impl RecordSink,
+    lines: &[(usize, Value)],
+    hint: &str,
+) -> Result<(), crate::formats::load::LoadError> {
+    use crate::formats::error::FormatError;
+    use crate::formats::load::format_error_at;
+    for (line, record) in lines {
+        sink.record(record)
+            .map_err(|e| format_error_at(Some(*line), e))?;
+    }
+    if sink.recognized() == 0 {
+        return Err(format_error_at(
+            None,
+            FormatError::UnknownFormat { hint: hint.into() },
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn text_of(content: &Value) -> String {
     match content {
         Value::Null => String::new(),

@@ -347,21 +347,33 @@ fn match_entry(
             (None, Some(raw), status)
         }
     };
-    let lineage_root_id = (group.root.id != group.tip.id).then(|| group.root.id.clone());
-    SessionEntry {
-        session_id: group.tip.id,
-        lineage_root_id,
-        title: group.tip.title.or(group.root.title),
-        source: group.root.source,
-        when: format_when(group.root.started_at),
-        started_at: group.root.started_at,
-        message_count: group.message_count,
-        detail: EntryDetail::Match {
-            match_count: group.match_count,
+    let match_count = group.match_count;
+    SessionEntry::for_chain(
+        group,
+        EntryDetail::Match {
+            match_count,
             summary,
             raw_window,
             summary_status,
         },
+    )
+}
+
+impl SessionEntry {
+    /// The entry of a compression chain: resumed by its tip's id, dated and sourced by its
+    /// root, titled by the tip (the root's title when the tip has none).
+    fn for_chain(group: group::SessionGroup, detail: EntryDetail) -> Self {
+        let lineage_root_id = (group.root.id != group.tip.id).then(|| group.root.id.clone());
+        SessionEntry {
+            session_id: group.tip.id,
+            lineage_root_id,
+            title: group.tip.title.or(group.root.title),
+            source: group.root.source,
+            when: format_when(group.root.started_at),
+            started_at: group.root.started_at,
+            message_count: group.message_count,
+            detail,
+        }
     }
 }
 

@@ -7,7 +7,6 @@
 use super::group::load_group;
 use super::{
     EntryDetail, HIDDEN_SOURCES, PREVIEW_CHARS, SearchMode, SessionEntry, SessionSearchResult,
-    format_when,
 };
 use crate::codec::JSON_CONTENT_SENTINEL;
 use crate::error::Result;
@@ -90,17 +89,10 @@ fn entry(conn: &Connection, root_id: &str) -> Result<Option<SessionEntry>> {
             break;
         }
     }
-    let lineage_root_id = (group.root.id != group.tip.id).then(|| group.root.id.clone());
-    Ok(Some(SessionEntry {
-        session_id: group.tip.id,
-        lineage_root_id,
-        title: group.tip.title.or(group.root.title),
-        source: group.root.source,
-        when: format_when(group.root.started_at),
-        started_at: group.root.started_at,
-        message_count: group.message_count,
-        detail: EntryDetail::Recent { preview },
-    }))
+    Ok(Some(SessionEntry::for_chain(
+        group,
+        EntryDetail::Recent { preview },
+    )))
 }
 
 /// The text of the session's first non-empty user message, read without loading the rest.
