@@ -65,6 +65,65 @@ fn raw_transcripts_import_faithfully_and_only_once() {
     let session = store.get_session(id).unwrap().unwrap();
     assert_eq!(session.end_reason.as_deref(), Some("imported"));
     assert_eq!(session.message_count as usize, claude.messages.len());
+
+    // The session keeps the transcript's own times and usage, computed here independently:
+    // the first and last record timestamps, and per API response (message.id) its last usage.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let stamps: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r["timestamp"].as_str())
+        .filter_map(baton_store::session::parse_rfc3339)
+        .collect();
+    assert_eq!(session.started_at, stamps[0]);
+    assert_eq!(session.ended_at, stamps.last().copied());
+    let mut by_id = std::collections::BTreeMap::new();
+    for r in records.iter().filter(|r| r["type"] == "assistant") {
+        if let (Some(mid), Some(u)) = (r["message"]["id"].as_str(), r["message"].get("usage")) {
+            by_id.insert(mid.to_string(), u.clone());
+        }
+    }
+    let sum = |k: &str| -> i64 { by_id.values().map(|u| u[k].as_i64().unwrap_or(0)).sum() };
+    assert!(!by_id.is_empty());
+    assert_eq!(session.api_call_count, by_id.len() as i64);
+    assert_eq!(session.input_tokens, sum("input_tokens"));
+    assert_eq!(session.output_tokens, sum("output_tokens"));
+    assert_eq!(session.cache_read_tokens, sum("cache_read_input_tokens"));
+    assert_eq!(
+        session.cache_write_tokens,
+        sum("cache_creation_input_tokens")
+    );
+
+    // Gemini logs usage per response (`tokens`, with `input` including the cached part).
+    let gemini_row = imported
+        .iter()
+        .find(|r| r["source"] == "gemini-cli")
+        .unwrap();
+    let gemini = store
+        .get_session(gemini_row["id"].as_str().unwrap())
+        .unwrap()
+        .unwrap();
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[2]).unwrap()).unwrap();
+    let calls: Vec<&serde_json::Value> = raw["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["tokens"].is_object())
+        .collect();
+    let total = |k: &str| -> i64 {
+        calls
+            .iter()
+            .map(|m| m["tokens"][k].as_i64().unwrap_or(0))
+            .sum()
+    };
+    assert_eq!(gemini.api_call_count, calls.len() as i64);
+    assert_eq!(gemini.input_tokens, total("input") - total("cached"));
+    assert_eq!(gemini.output_tokens, total("output") + total("thoughts"));
+    assert_eq!(gemini.reasoning_tokens, total("thoughts"));
     drop(store);
 
     let again = import_json(&db, &files);

@@ -104,6 +104,8 @@ fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
                 },
                 messages,
                 end_reason: None,
+                ended_at: None,
+                usage: None,
             })
             .collect();
         store.write_batch(&batch).expect("write batch");

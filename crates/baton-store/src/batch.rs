@@ -7,8 +7,9 @@
 
 use crate::error::Result;
 use crate::session::{self, NewSession};
-use crate::sqlite::{SqliteStore, insert_session};
+use crate::sqlite::{SqliteStore, add_usage_in_tx, insert_session};
 use baton_core::Message;
+use baton_core::usage::CanonicalUsage;
 
 /// One session of a batch: created unless it exists, then its messages appended.
 #[derive(Debug, Clone)]
@@ -17,6 +18,10 @@ pub struct SessionBatch<'a> {
     pub messages: &'a [Message],
     /// End the session with this reason after appending (imports of finished transcripts).
     pub end_reason: Option<&'a str>,
+    /// When it ended (Unix seconds; `None` = now). Only used with `end_reason`.
+    pub ended_at: Option<f64>,
+    /// Token usage its API calls reported, and how many calls that was.
+    pub usage: Option<(CanonicalUsage, u64)>,
 }
 
 impl SqliteStore {
@@ -33,12 +38,19 @@ impl SqliteStore {
                 if !b.messages.is_empty() {
                     self.append_in_tx(tx, id, b.messages)?;
                 }
+                if let Some((usage, calls)) = &b.usage {
+                    add_usage_in_tx(tx, id, usage, None, *calls)?;
+                }
                 if let Some(reason) = b.end_reason {
                     tx.prepare_cached(
                         "UPDATE sessions SET ended_at = ?1, end_reason = ?2 \
                          WHERE id = ?3 AND ended_at IS NULL",
                     )?
-                    .execute(rusqlite::params![session::now(), reason, id])?;
+                    .execute(rusqlite::params![
+                        b.ended_at.unwrap_or_else(session::now),
+                        reason,
+                        id
+                    ])?;
                 }
             }
             Ok(())

@@ -146,6 +146,70 @@ pub fn format_utc_minutes(secs: f64) -> String {
     )
 }
 
+/// Unix seconds of an RFC 3339 timestamp (`2026-02-10T21:11:56.906Z`, `…+09:00`), as agent
+/// transcripts write them; `None` for anything else.
+pub fn parse_rfc3339(text: &str) -> Option<f64> {
+    let b = text.trim().as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = std::str::from_utf8(b.get(r)?).ok()?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut rest = &b[19..];
+    let mut fraction = 0.0;
+    if let Some((b'.', tail)) = rest.split_first() {
+        let digits = tail.iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        let text = std::str::from_utf8(&tail[..digits]).ok()?;
+        fraction = format!("0.{text}").parse().ok()?;
+        rest = &tail[digits..];
+    }
+    let offset = match rest {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let hh = num_of(&[*h1, *h2])?;
+            let mm = num_of(&[*m1, *m2])?;
+            let secs = hh * 3600 + mm * 60;
+            if *sign == b'+' { secs } else { -secs }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month as u32, day as u32);
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
+    Some(secs as f64 + fraction)
+}
+
+fn num_of(digits: &[u8]) -> Option<i64> {
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// (year, month, day) to days since 1970-01-01, proleptic Gregorian (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -173,6 +237,46 @@ mod tests {
         assert_eq!(format_utc_compact(1_709_251_199), "20240229_235959");
         assert_eq!(format_utc_minutes(1_778_855_400.9), "2026-05-15 14:30");
         assert_eq!(format_utc_minutes(-5.0), "1970-01-01 00:00");
+    }
+
+    #[test]
+    fn rfc3339_timestamps_parse_to_unix_seconds() {
+        assert_eq!(parse_rfc3339("2026-05-15T14:30:00Z"), Some(1_778_855_400.0));
+        assert_eq!(parse_rfc3339("2024-02-29T23:59:59Z"), Some(1_709_251_199.0));
+        assert_eq!(
+            parse_rfc3339("2026-05-15T23:30:00+09:00"),
+            Some(1_778_855_400.0)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-05-15T09:30:00-05:00"),
+            Some(1_778_855_400.0)
+        );
+        let t = parse_rfc3339("2026-02-10T21:11:56.906Z").unwrap_or_default();
+        assert!((t - 1_770_757_916.906).abs() < 1e-6, "{t}");
+        for bad in [
+            "",
+            "2026-05-15",
+            "2026-13-01T00:00:00Z",
+            "2026-05-15T14:30:00",
+            "yesterday",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+        // The inverse of the formatter over a range of days.
+        for day in (0i64..40_000).step_by(37) {
+            let secs = day * 86_400 + 3_723;
+            let c = format_utc_compact(secs as u64);
+            let text = format!(
+                "{}-{}-{}T{}:{}:{}Z",
+                &c[0..4],
+                &c[4..6],
+                &c[6..8],
+                &c[9..11],
+                &c[11..13],
+                &c[13..15]
+            );
+            assert_eq!(parse_rfc3339(&text), Some(secs as f64), "{text}");
+        }
     }
 
     #[test]

@@ -363,6 +363,45 @@ impl SqliteStore {
     }
 }
 
+/// Adds `api_calls` calls' worth of token usage (and cost, if known) to a session's counters.
+pub(crate) fn add_usage_in_tx(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    usage: &CanonicalUsage,
+    cost_usd: Option<f64>,
+    api_calls: u64,
+) -> Result<()> {
+    let n = tx
+        .prepare_cached(
+            "UPDATE sessions SET \
+             input_tokens = COALESCE(input_tokens, 0) + ?1, \
+             output_tokens = COALESCE(output_tokens, 0) + ?2, \
+             cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?3, \
+             cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?4, \
+             reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?5, \
+             estimated_cost_usd = CASE WHEN ?6 IS NULL THEN estimated_cost_usd \
+                 ELSE COALESCE(estimated_cost_usd, 0) + ?6 END, \
+             api_call_count = COALESCE(api_call_count, 0) + ?7 \
+             WHERE id = ?8",
+        )?
+        .execute(params![
+            to_i64(usage.input),
+            to_i64(usage.output),
+            to_i64(usage.cache_read),
+            to_i64(usage.cache_write),
+            to_i64(usage.reasoning),
+            cost_usd,
+            to_i64(api_calls),
+            session_id
+        ])?;
+    if n == 0 {
+        return Err(StoreError::NotFound {
+            id: session_id.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Creates a session row (an existing id is left as it was: first write wins).
 pub(crate) fn insert_session(tx: &Transaction<'_>, id: &str, new: &NewSession) -> Result<()> {
     if let Some(parent) = &new.parent_session_id {
@@ -469,36 +508,7 @@ impl SessionStore for SqliteStore {
         usage: &CanonicalUsage,
         cost_usd: Option<f64>,
     ) -> Result<()> {
-        self.write(|tx| {
-            let n = tx
-                .prepare_cached(
-                    "UPDATE sessions SET \
-                     input_tokens = COALESCE(input_tokens, 0) + ?1, \
-                     output_tokens = COALESCE(output_tokens, 0) + ?2, \
-                     cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?3, \
-                     cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?4, \
-                     reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?5, \
-                     estimated_cost_usd = CASE WHEN ?6 IS NULL THEN estimated_cost_usd \
-                         ELSE COALESCE(estimated_cost_usd, 0) + ?6 END, \
-                     api_call_count = COALESCE(api_call_count, 0) + 1 \
-                     WHERE id = ?7",
-                )?
-                .execute(params![
-                    to_i64(usage.input),
-                    to_i64(usage.output),
-                    to_i64(usage.cache_read),
-                    to_i64(usage.cache_write),
-                    to_i64(usage.reasoning),
-                    cost_usd,
-                    session_id
-                ])?;
-            if n == 0 {
-                return Err(StoreError::NotFound {
-                    id: session_id.to_string(),
-                });
-            }
-            Ok(())
-        })
+        self.write(|tx| add_usage_in_tx(tx, session_id, usage, cost_usd, 1))
     }
 
     fn set_title(&self, session_id: &str, raw: &str) -> Result<Option<String>> {

@@ -29,10 +29,11 @@ use crate::formats::detect::{Parsed, parse_text};
 use crate::formats::error::{FormatError, required_field};
 use crate::formats::load::{LoadError, format_error_at};
 use crate::formats::transcript::{
-    RecordSink, append_text, arguments_string, assistant, block_text, feed_lines, push_reasoning,
-    put, remap, repair_tool_pairing, text_of,
+    RecordSink, SessionFacts, append_text, arguments_string, assistant, block_text, feed_lines,
+    push_reasoning, put, remap, repair_tool_pairing, text_of,
 };
 use crate::message::{Content, ContentPart, Message, Role, ToolCall, describe_value};
+use crate::usage::{ApiShape, normalize_usage};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 
@@ -109,6 +110,9 @@ struct Builder {
     sdk_tools: Option<Value>,
     /// Records of a type Claude Code writes.
     recognized: usize,
+    facts: SessionFacts,
+    /// Usage per API response: the lines of one response repeat it, the last is final.
+    usage_by_message_id: HashMap<String, crate::usage::CanonicalUsage>,
 }
 
 /// Record types Claude Code and the Agent SDK write.
@@ -154,6 +158,7 @@ impl Builder {
         };
         if RECORD_TYPES.contains(&ty) {
             self.recognized += 1;
+            self.facts.saw_timestamp(r.get("timestamp"));
         }
         if r.contains_key("session_id") || r.contains_key("parent_tool_use_id") {
             self.sdk = true;
@@ -199,6 +204,13 @@ impl Builder {
                 remember(&mut self.git_branch, r.get("gitBranch"));
                 remember(&mut self.version, r.get("version"));
                 if ty == "assistant" {
+                    if let (Some(id), Some(_)) = (
+                        message.get("id").and_then(Value::as_str),
+                        message.get("usage"),
+                    ) {
+                        let usage = normalize_usage(ApiShape::AnthropicMessages, &r["message"]);
+                        self.usage_by_message_id.insert(id.to_string(), usage);
+                    }
                     self.assistant(message)
                 } else {
                     if r.get("isCompactSummary").is_some_and(truthy) {
@@ -372,9 +384,14 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(self, with_prompt: bool) -> Conversation {
+    fn finish(mut self, with_prompt: bool) -> Conversation {
         let repaired = repair_tool_pairing(self.out);
         let mut meta = Object::new();
+        let mut calls: Vec<_> = self.usage_by_message_id.drain().collect();
+        calls.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, usage) in calls {
+            self.facts.add_call(usage);
+        }
         let format = if self.sdk {
             "claude-agent-sdk-stream-json"
         } else {
@@ -418,6 +435,7 @@ impl Builder {
         if !repaired.repairs.is_empty() {
             meta.insert("repairs".into(), repaired.repairs.to_value());
         }
+        self.facts.put_into(&mut meta);
         let mut conv = Conversation::new(repaired.messages);
         conv.extra.insert("meta".into(), Value::Object(meta));
         conv

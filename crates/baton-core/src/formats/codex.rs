@@ -21,7 +21,7 @@ use crate::formats::detect::{Parsed, parse_text};
 use crate::formats::error::FormatError;
 use crate::formats::load::{LoadError, format_error_at};
 use crate::formats::transcript::{
-    RecordSink, arguments_string, assistant, feed_lines, push_reasoning, put, remap,
+    RecordSink, SessionFacts, arguments_string, assistant, feed_lines, push_reasoning, put, remap,
     repair_tool_pairing, text_of,
 };
 use crate::message::{Message, Role, ToolCall, describe_value};
@@ -97,6 +97,9 @@ struct Builder {
     meta: Object,
     /// Records that were rollout records (envelopes or early bare items).
     recognized: usize,
+    facts: SessionFacts,
+    /// `token_count` events that carried usage (one per API call).
+    token_events: u64,
 }
 
 impl RecordSink for Builder {
@@ -125,6 +128,7 @@ impl Builder {
         };
         if r.contains_key("payload") || ty.is_some_and(|t| ITEM_TYPES.contains(&t)) {
             self.recognized += 1;
+            self.facts.saw_timestamp(r.get("timestamp"));
         }
         let p = match r.get("payload") {
             Some(Value::Object(p)) => p,
@@ -156,8 +160,10 @@ impl Builder {
                 Ok(())
             }
             Some("event_msg") => {
-                if p.get("type").and_then(Value::as_str) == Some("user_message") {
-                    self.event_user_message(p);
+                match p.get("type").and_then(Value::as_str) {
+                    Some("user_message") => self.event_user_message(p),
+                    Some("token_count") => self.token_count(p),
+                    _ => {}
                 }
                 Ok(())
             }
@@ -351,6 +357,25 @@ impl Builder {
         self.out.push(m);
     }
 
+    /// A `token_count` event: running session totals (`total_token_usage`, where
+    /// `input_tokens` includes the cached ones and `output_tokens` the reasoning ones).
+    fn token_count(&mut self, p: &Object) {
+        let Some(total) = p.get("info").and_then(|i| i.get("total_token_usage")) else {
+            return;
+        };
+        let n = |k: &str| total.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let cached = n("cached_input_tokens");
+        self.token_events += 1;
+        let usage = crate::usage::CanonicalUsage {
+            input: n("input_tokens").saturating_sub(cached),
+            output: n("output_tokens"),
+            cache_read: cached,
+            cache_write: 0,
+            reasoning: n("reasoning_output_tokens"),
+        };
+        self.facts.set_totals(usage, self.token_events);
+    }
+
     fn finish(mut self) -> Conversation {
         self.flush_reasoning();
         let repaired = repair_tool_pairing(self.out);
@@ -371,6 +396,7 @@ impl Builder {
         if !repaired.repairs.is_empty() {
             meta.insert("repairs".into(), repaired.repairs.to_value());
         }
+        self.facts.put_into(&mut meta);
         let mut conv = Conversation::new(repaired.messages);
         conv.extra.insert("meta".into(), Value::Object(meta));
         conv

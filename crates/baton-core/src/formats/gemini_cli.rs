@@ -13,7 +13,9 @@
 
 use crate::conversation::Conversation;
 use crate::formats::error::{FormatError, required_field};
-use crate::formats::transcript::{arguments_string, assistant, put, repair_tool_pairing, text_of};
+use crate::formats::transcript::{
+    SessionFacts, arguments_string, assistant, put, repair_tool_pairing, text_of,
+};
 use crate::message::{Message, ToolCall, describe_value};
 use serde_json::{Map, Value};
 
@@ -52,11 +54,17 @@ pub fn from_session(session: &Value) -> Result<Conversation, FormatError> {
     )?;
     let mut out = Vec::new();
     let mut models: Vec<Value> = Vec::new();
+    let mut facts = SessionFacts::default();
+    facts.saw_timestamp(d.get("startTime"));
     for (i, m) in messages.iter().enumerate() {
         let at = format!("messages[{i}]");
         let Value::Object(m) = m else {
             return Err(FormatError::shape(at, "a session message object", m));
         };
+        facts.saw_timestamp(m.get("timestamp"));
+        if let Some(tokens) = m.get("tokens").filter(|t| t.is_object()) {
+            facts.add_call(call_usage(tokens));
+        }
         let ty = match m.get("type") {
             Some(Value::String(s)) => s.as_str(),
             Some(other) => {
@@ -141,6 +149,8 @@ pub fn from_session(session: &Value) -> Result<Conversation, FormatError> {
         put(&mut meta, to, d.get(from).cloned().unwrap_or_default());
     }
     put(&mut meta, "models", Value::Array(models));
+    facts.saw_timestamp(d.get("lastUpdated"));
+    facts.put_into(&mut meta);
     if !repaired.repairs.is_empty() {
         meta.insert("repairs".into(), repaired.repairs.to_value());
     }
@@ -203,5 +213,19 @@ fn required_string(obj: &Object, key: &str, at: &str) -> Result<String, FormatEr
             found: describe_value(other),
         }),
         None => Err(FormatError::missing(format!("{at}.{key}"), "a string")),
+    }
+}
+
+/// One response's `tokens`: `input` includes the cached prompt tokens, and `thoughts` are
+/// counted apart from `output` (canonical output includes reasoning).
+fn call_usage(tokens: &Value) -> crate::usage::CanonicalUsage {
+    let n = |k: &str| tokens.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let cached = n("cached");
+    crate::usage::CanonicalUsage {
+        input: n("input").saturating_sub(cached),
+        output: n("output") + n("thoughts"),
+        cache_read: cached,
+        cache_write: 0,
+        reasoning: n("thoughts"),
     }
 }

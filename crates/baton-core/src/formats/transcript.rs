@@ -169,6 +169,65 @@ pub fn repair_tool_pairing(messages: Vec<Message>) -> Repaired {
 /// converter does: text blocks as they are, images as `[image]`, a block with a `text` field
 /// as that text, `tool_reference` as `[tool_reference NAME]`, any other block as its JSON;
 /// joined with newlines.
+/// What a transcript says about its session beyond the messages: when it ran and what its API
+/// calls used. Importers give stored sessions their real start time (so pruning by age and
+/// daily statistics are right) and their token counters.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionFacts {
+    first_timestamp: Option<String>,
+    last_timestamp: Option<String>,
+    usage: crate::usage::CanonicalUsage,
+    api_calls: u64,
+}
+
+impl SessionFacts {
+    /// Notes a record's timestamp (RFC 3339 text, kept as written).
+    pub(crate) fn saw_timestamp(&mut self, value: Option<&Value>) {
+        if let Some(t) = value.and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            if self.first_timestamp.is_none() {
+                self.first_timestamp = Some(t.to_string());
+            }
+            self.last_timestamp = Some(t.to_string());
+        }
+    }
+
+    /// Adds one API call's usage.
+    pub(crate) fn add_call(&mut self, usage: crate::usage::CanonicalUsage) {
+        self.usage += usage;
+        self.api_calls += 1;
+    }
+
+    /// Replaces the totals (for formats that log running totals rather than per-call usage).
+    pub(crate) fn set_totals(&mut self, usage: crate::usage::CanonicalUsage, api_calls: u64) {
+        self.usage = usage;
+        self.api_calls = api_calls;
+    }
+
+    /// Writes `started_at` / `ended_at` and, when any call reported usage, `usage` into `meta`.
+    pub(crate) fn put_into(self, meta: &mut Map<String, Value>) {
+        if let Some(t) = self.first_timestamp {
+            meta.insert("started_at".into(), t.into());
+        }
+        if let Some(t) = self.last_timestamp {
+            meta.insert("ended_at".into(), t.into());
+        }
+        if self.api_calls > 0 {
+            let u = self.usage;
+            meta.insert(
+                "usage".into(),
+                serde_json::json!({
+                    "input": u.input,
+                    "output": u.output,
+                    "cache_read": u.cache_read,
+                    "cache_write": u.cache_write,
+                    "reasoning": u.reasoning,
+                    "api_calls": self.api_calls,
+                }),
+            );
+        }
+    }
+}
+
 /// A converter that takes a transcript one JSONL record at a time.
 pub(crate) trait RecordSink {
     fn record(&mut self, record: &Value) -> Result<(), crate::formats::error::FormatError>;

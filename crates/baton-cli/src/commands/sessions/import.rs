@@ -3,13 +3,17 @@
 //! Anything the loaders read is accepted, including raw Claude Code, Codex and Gemini CLI
 //! transcripts. Each conversation becomes one session, ended with reason `imported`. Its id
 //! is taken from the transcript (Claude Code and Codex session ids) or derived from a hash of
-//! its messages, so importing the same file twice stores it once.
+//! its messages, so importing the same file twice stores it once. Where the transcript logs
+//! them, the session keeps its real start and end times (so pruning by age and daily stats
+//! are right) and the token usage of its API calls.
 
 use super::{open_for_write, print_json, store_err};
 use crate::commands::Failure;
 use crate::commands::compress::{FormatChoice, parse_format};
 use crate::commands::io::read_input;
 use baton_core::conversation::Conversation;
+use baton_core::usage::CanonicalUsage;
+use baton_store::session::parse_rfc3339;
 use baton_store::{NewSession, SessionBatch, SessionStore, SqliteStore, end_reason};
 use clap::Args;
 use serde_json::{Value, json};
@@ -45,6 +49,10 @@ struct Planned {
     model: Option<String>,
     conversation: Conversation,
     file: String,
+    /// When the transcript says the session ran (Unix seconds).
+    started_at: Option<f64>,
+    ended_at: Option<f64>,
+    usage: Option<(CanonicalUsage, u64)>,
 }
 
 pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
@@ -60,10 +68,20 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
             if conversation.messages.is_empty() {
                 continue;
             }
+            let meta_time = |key: &str| {
+                conversation
+                    .meta()
+                    .and_then(|m| m.get(key))
+                    .and_then(Value::as_str)
+                    .and_then(parse_rfc3339)
+            };
             planned.push(Planned {
                 id: session_id(&conversation, i),
                 source: args.source.clone().unwrap_or_else(|| format_source.clone()),
                 model: model(&conversation),
+                started_at: meta_time("started_at"),
+                ended_at: meta_time("ended_at"),
+                usage: usage(&conversation),
                 conversation,
                 file: label.clone(),
             });
@@ -111,6 +129,25 @@ fn session_id(c: &Conversation, index: usize) -> String {
     format!("import_{hex}")
 }
 
+/// The token usage the transcript logged (`meta.usage`, written by the transcript loaders).
+fn usage(c: &Conversation) -> Option<(CanonicalUsage, u64)> {
+    let u = c.meta()?.get("usage")?;
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let calls = n("api_calls");
+    (calls > 0).then(|| {
+        (
+            CanonicalUsage {
+                input: n("input"),
+                output: n("output"),
+                cache_read: n("cache_read"),
+                cache_write: n("cache_write"),
+                reasoning: n("reasoning"),
+            },
+            calls,
+        )
+    })
+}
+
 fn model(c: &Conversation) -> Option<String> {
     let meta = c.meta()?;
     meta.get("models")
@@ -148,10 +185,13 @@ fn write(store: &SqliteStore, planned: &[Planned]) -> Result<(), Failure> {
                 id: Some(p.id.clone()),
                 model: p.model.clone(),
                 system_prompt: p.conversation.system_prompt(),
+                started_at: p.started_at,
                 ..NewSession::new(p.source.clone())
             },
             messages: &p.conversation.messages,
             end_reason: Some(end_reason::IMPORTED),
+            ended_at: p.ended_at.or(p.started_at),
+            usage: p.usage,
         });
         pending += p.conversation.messages.len();
         if pending >= BATCH_MESSAGES {
