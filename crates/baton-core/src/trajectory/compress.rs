@@ -199,7 +199,8 @@ impl TrajectoryCompressor {
             .iter()
             .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
             .collect();
-        let ledger = build_ledger(None, &views, messages);
+        // The active task as of the span's end: what the summarized turns were working on.
+        let ledger = build_ledger(None, &views, &messages[..end]);
         let budget = self.config.plan.summary_target_tokens;
         let prompt = if self.summarizer.needs_prompt() {
             trajectory_prompt(&views, budget)

@@ -241,10 +241,12 @@ impl Pipeline {
             }
             // Write whatever is finished at the front, in order.
             while pending.front().is_some_and(|f| f.handle.is_finished()) {
-                if let Some(front) = pending.pop_front()
-                    && let Err(e) = self
-                        .complete(front, &mut out, metrics.as_mut(), &mut summary, stop, observe)
-                        .await
+                let Some(mut front) = pending.pop_front() else {
+                    break;
+                };
+                let joined = (&mut front.handle).await;
+                if let Err(e) =
+                    self.complete(&front, joined, &mut out, metrics.as_mut(), &mut summary, stop, observe)
                 {
                     break 'run Err(e);
                 }
@@ -281,13 +283,23 @@ impl Pipeline {
             let Some(front) = pending.front_mut() else {
                 break Ok(());
             };
+            // Wait for the oldest record (the only one that can be written next) or a stop.
             tokio::select! {
                 biased;
                 _ = stop.stopped() => {
                     summary.interrupted = true;
                     break Ok(());
                 }
-                _ = &mut front.handle => {}
+                joined = &mut front.handle => {
+                    let Some(front) = pending.pop_front() else {
+                        break Ok(());
+                    };
+                    if let Err(e) =
+                        self.complete(&front, joined, &mut out, metrics.as_mut(), &mut summary, stop, observe)
+                    {
+                        break Err(e);
+                    }
+                }
             }
         };
         // Interrupted or failed: abandon what is in flight; nothing of it reaches the output.
@@ -332,9 +344,11 @@ impl Pipeline {
 
     /// Writes one finished record (metrics row first, then the output line, so a crash between
     /// the two leaves a metrics row that resume trims, never a record without its row).
-    async fn complete<W: Write, M: Write>(
+    #[allow(clippy::too_many_arguments)]
+    fn complete<W: Write, M: Write>(
         &self,
-        front: InFlight,
+        front: &InFlight,
+        joined: Result<(Outcome, LiveGuard), tokio::task::JoinError>,
         out: &mut W,
         metrics: Option<&mut M>,
         summary: &mut RunSummary,
@@ -342,10 +356,7 @@ impl Pipeline {
         observe: &mut dyn FnMut(&TrajectoryMetrics, u64),
     ) -> Result<(), PipelineError> {
         let line = front.line;
-        let (outcome, _guard) = front
-            .handle
-            .await
-            .map_err(|e| PipelineError::Worker {
+        let (outcome, _guard) = joined.map_err(|e| PipelineError::Worker {
                 line,
                 message: e.to_string(),
             })?;

@@ -20,6 +20,8 @@ pub struct ResumePoint {
     pub lines_to_skip: u64,
     /// Non-blank records among them: the metrics file keeps exactly this many rows.
     pub records_done: u64,
+    /// Bytes of input skipped (for progress display).
+    pub bytes_skipped: u64,
 }
 
 /// Removes a trailing partial line from `path` and returns the number of complete lines.
@@ -91,6 +93,7 @@ pub fn find_resume_point<R: BufRead>(
     let mut point = ResumePoint {
         lines_to_skip: 0,
         records_done: 0,
+        bytes_skipped: 0,
     };
     let mut written = 0u64;
     let mut line = Vec::new();
@@ -105,6 +108,7 @@ pub fn find_resume_point<R: BufRead>(
             ));
         }
         point.lines_to_skip += 1;
+        point.bytes_skipped += line.len() as u64;
         let content = strip_newline(&line);
         if is_blank(content) {
             continue;
@@ -150,9 +154,10 @@ mod tests {
         let good = r#"{"messages":[{"role":"user","content":"x"}]}"#;
         let input = format!("{good}\nnot json\n\n{good}\n{good}\n");
         let p = find_resume_point(input.as_bytes(), 2, OnError::Skip).unwrap();
-        assert_eq!(p, ResumePoint { lines_to_skip: 4, records_done: 3 });
+        assert_eq!((p.lines_to_skip, p.records_done), (4, 3));
         let p = find_resume_point(input.as_bytes(), 2, OnError::Copy).unwrap();
-        assert_eq!(p, ResumePoint { lines_to_skip: 2, records_done: 2 });
+        assert_eq!((p.lines_to_skip, p.records_done), (2, 2));
+        assert_eq!(p.bytes_skipped as usize, 2 * (good.len() + 1));
         assert!(find_resume_point(input.as_bytes(), 9, OnError::Copy).is_err());
     }
 }
