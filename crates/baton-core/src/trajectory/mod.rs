@@ -20,6 +20,6 @@ pub mod resume;
 pub use compress::{Done, Malformed, Prepared, SummaryJob, TrajectoryCompressor, TrajectoryConfig};
 pub use metrics::{Action, Aggregate, OverLimitReason, TrajectoryMetrics};
 pub use pipeline::{OnError, Pipeline, PipelineError, PipelineOptions, RunSummary, StopSignal};
-pub use plan::{Blocked, Plan, PlanConfig, ProtectFirst};
+pub use plan::{Blocked, Plan, PlanConfig, ProtectFirst, compressible_region, plan};
 pub use record::{Record, RecordError, RecordFormat};
 pub use resume::{ResumePoint, find_resume_point, trim_to_complete_lines, truncate_to_lines};
