@@ -45,7 +45,12 @@ fn real_samples_compress_in_their_own_format_and_order() {
         .arg(&input)
         .arg("-o")
         .arg(&out)
-        .args(["--target-max-tokens", "2500", "--summary-target-tokens", "300"])
+        .args([
+            "--target-max-tokens",
+            "2500",
+            "--summary-target-tokens",
+            "300",
+        ])
         .arg("--metrics")
         .arg(&metrics)
         .arg("--summary-json")
@@ -64,9 +69,15 @@ fn real_samples_compress_in_their_own_format_and_order() {
         match row["action"].as_str().unwrap() {
             "unchanged" => assert_eq!(i, o, "unchanged records are byte-for-byte"),
             "compressed" => {
-                let (iv, ov): (Value, Value) =
-                    (serde_json::from_str(i).unwrap(), serde_json::from_str(o).unwrap());
-                let key = if iv.get("messages").is_some() { "messages" } else { "conversations" };
+                let (iv, ov): (Value, Value) = (
+                    serde_json::from_str(i).unwrap(),
+                    serde_json::from_str(o).unwrap(),
+                );
+                let key = if iv.get("messages").is_some() {
+                    "messages"
+                } else {
+                    "conversations"
+                };
                 assert!(ov.get(key).is_some(), "format kept");
                 assert_eq!(iv.get("id"), ov.get("id"));
                 assert!(o.contains("[CONTEXT SUMMARY]:"));
@@ -139,7 +150,9 @@ fn malformed_lines_are_named_and_fail_mode_exits_2() {
         .arg(&out)
         .assert()
         .success()
-        .stderr(predicate::str::contains("bad.jsonl:2: malformed record (copied unchanged)"));
+        .stderr(predicate::str::contains(
+            "bad.jsonl:2: malformed record (copied unchanged)",
+        ));
     assert_eq!(lines(&out), [good, "{broken", good]);
     baton()
         .args(["trajectories", "compress", "--on-error", "fail"])
@@ -175,8 +188,18 @@ fn compress_cmd(input: &Path, out: &Path, extra: &[&str]) -> std::process::Comma
         .arg(input)
         .arg("-o")
         .arg(out)
-        .args(["--target-max-tokens", "1200", "--summary-target-tokens", "100"])
-        .args(["--summarizer", "exec:sh -c 'sleep 0.05; cat'", "--concurrency", "2"])
+        .args([
+            "--target-max-tokens",
+            "1200",
+            "--summary-target-tokens",
+            "100",
+        ])
+        .args([
+            "--summarizer",
+            "exec:sh -c 'sleep 0.05; cat'",
+            "--concurrency",
+            "2",
+        ])
         .args(extra);
     cmd
 }
@@ -188,7 +211,10 @@ fn sigint_leaves_complete_records_and_resume_finishes_exactly() {
     std::fs::write(&input, long_records(120)).unwrap();
 
     let full = dir.path().join("full.jsonl");
-    let status = compress_cmd(&input, &full, &[]).stderr(Stdio::null()).status().unwrap();
+    let status = compress_cmd(&input, &full, &[])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
     assert!(status.success());
     let full_lines = lines(&full);
     assert_eq!(full_lines.len(), 120);
@@ -196,7 +222,7 @@ fn sigint_leaves_complete_records_and_resume_finishes_exactly() {
     let out = dir.path().join("out.jsonl");
     let metrics = dir.path().join("m.jsonl");
     let metrics_arg = metrics.to_str().unwrap();
-    let mut child = compress_cmd(&input, &out, &["--metrics", metrics_arg])
+    let child = compress_cmd(&input, &out, &["--metrics", metrics_arg])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -212,14 +238,26 @@ fn sigint_leaves_complete_records_and_resume_finishes_exactly() {
         .unwrap();
     assert!(kill.success());
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(String::from_utf8_lossy(&output.stderr).contains("--resume"));
 
     let partial = std::fs::read_to_string(&out).unwrap();
     assert!(partial.ends_with('\n'), "no partial line");
     let partial_lines: Vec<&str> = partial.lines().collect();
-    assert!(partial_lines.len() < 120, "the interrupt came too late to test anything");
-    assert_eq!(partial_lines, full_lines[..partial_lines.len()], "complete, correct records");
+    assert!(
+        partial_lines.len() < 120,
+        "the interrupt came too late to test anything"
+    );
+    assert_eq!(
+        partial_lines,
+        full_lines[..partial_lines.len()],
+        "complete, correct records"
+    );
     assert_eq!(lines(&metrics).len(), partial_lines.len());
 
     // Simulate a crash mid-line on top of the interrupt: resume must drop it.
@@ -231,8 +269,19 @@ fn sigint_leaves_complete_records_and_resume_finishes_exactly() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert_eq!(lines(&out), full_lines, "resumed output equals the uninterrupted run");
-    let rows: Vec<Value> = lines(&metrics).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        lines(&out),
+        full_lines,
+        "resumed output equals the uninterrupted run"
+    );
+    let rows: Vec<Value> = lines(&metrics)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 120);
-    assert!(rows.iter().enumerate().all(|(i, r)| r["line"] == i as u64 + 1));
+    assert!(
+        rows.iter()
+            .enumerate()
+            .all(|(i, r)| r["line"] == i as u64 + 1)
+    );
 }

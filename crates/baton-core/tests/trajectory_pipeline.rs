@@ -8,8 +8,8 @@ use baton_core::summary::extractive::summarize_extractively;
 use baton_core::summary::{BoxFuture, Summarizer, SummaryError, SummaryInput};
 use baton_core::tokens::Encoding;
 use baton_core::trajectory::{
-    Action, OnError, Pipeline, PipelineError, PipelineOptions, PlanConfig, RunSummary,
-    StopSignal, TrajectoryCompressor, TrajectoryConfig, TrajectoryMetrics, find_resume_point,
+    Action, OnError, Pipeline, PipelineError, PipelineOptions, PlanConfig, RunSummary, StopSignal,
+    TrajectoryCompressor, TrajectoryConfig, TrajectoryMetrics, find_resume_point,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -40,7 +40,7 @@ impl Summarizer for Jittery {
 
 /// Record `i`: small ones pass through, every third one is long enough to compress.
 fn record(i: usize) -> String {
-    let rounds = if i % 3 == 0 { 12 } else { 1 };
+    let rounds = if i.is_multiple_of(3) { 12 } else { 1 };
     let mut messages = vec![
         json!({"role": "system", "content": "sys"}),
         json!({"role": "user", "content": format!("task {i}")}),
@@ -124,12 +124,19 @@ async fn output_order_equals_input_order_under_concurrency() {
     let text = input(60);
     let serial = run(opts(1, 1, 1), &text).await;
     let parallel = run(opts(4, 8, 16), &text).await;
-    assert_eq!(serial.out, parallel.out, "parallel output differs from the serial one");
+    assert_eq!(
+        serial.out, parallel.out,
+        "parallel output differs from the serial one"
+    );
     let ids: Vec<u64> = parallel
         .out
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice::<serde_json::Value>(l).unwrap()["id"].as_u64().unwrap())
+        .map(|l| {
+            serde_json::from_slice::<serde_json::Value>(l).unwrap()["id"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     assert_eq!(ids, (0..60).collect::<Vec<_>>());
     let summary = parallel.result.unwrap();
@@ -143,8 +150,15 @@ async fn the_pipeline_never_holds_more_records_than_its_window() {
     let summary = run(opts(2, 4, 5), &text).await.result.unwrap();
     assert_eq!(summary.window, 5);
     assert_eq!(summary.lines_written, 300);
-    assert!(summary.peak_in_flight <= 5, "peak {} > window", summary.peak_in_flight);
-    assert!(summary.peak_in_flight >= 2, "the window was never used in parallel");
+    assert!(
+        summary.peak_in_flight <= 5,
+        "peak {} > window",
+        summary.peak_in_flight
+    );
+    assert!(
+        summary.peak_in_flight >= 2,
+        "the window was never used in parallel"
+    );
 }
 
 #[tokio::test]
@@ -156,12 +170,15 @@ async fn metrics_rows_describe_each_record() {
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(row.line, i as u64 + 1);
         assert_eq!(row.id.as_deref(), Some(i.to_string().as_str()));
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             assert_eq!(row.action, Action::Compressed);
             assert!(row.original_tokens > 1_500);
             assert!(row.compressed_tokens < row.original_tokens);
             assert!(row.turns_summarized > 0);
-            assert_eq!(row.compressed_turns, row.original_turns - row.turns_summarized + 1);
+            assert_eq!(
+                row.compressed_turns,
+                row.original_turns - row.turns_summarized + 1
+            );
             assert!(row.compression_ratio < 1.0);
             assert_eq!(row.still_over_limit, row.compressed_tokens > 1_500);
             assert!(!row.summarizer_failed);
@@ -172,7 +189,10 @@ async fn metrics_rows_describe_each_record() {
         }
     }
     let agg = r.result.unwrap().aggregate;
-    assert_eq!((agg.records, agg.compressed, agg.skipped_under_target), (6, 2, 4));
+    assert_eq!(
+        (agg.records, agg.compressed, agg.skipped_under_target),
+        (6, 2, 4)
+    );
     assert_eq!(
         agg.tokens_before - agg.tokens_after,
         rows.iter().map(|r| r.tokens_saved() as u64).sum::<u64>()
@@ -193,7 +213,10 @@ async fn on_error_copy_writes_malformed_lines_through_and_names_them() {
     let r = run(opts(2, 2, 4), &text).await;
     let lines: Vec<&str> = std::str::from_utf8(&r.out).unwrap().lines().collect();
     let expected: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines, expected, "copy mode keeps every record, blank lines aside");
+    assert_eq!(
+        lines, expected,
+        "copy mode keeps every record, blank lines aside"
+    );
     let bad: Vec<(u64, String)> = rows(&r.metrics)
         .into_iter()
         .filter(|m| m.action == Action::CopiedMalformed)
@@ -214,8 +237,15 @@ async fn on_error_skip_leaves_malformed_lines_out() {
         ..opts(2, 2, 4)
     };
     let r = run(options, &text).await;
-    assert_eq!(r.out, format!("{}\n{}\n", record(1), record(2)).into_bytes());
-    assert_eq!(rows(&r.metrics).len(), 5, "skipped records still get a metrics row");
+    assert_eq!(
+        r.out,
+        format!("{}\n{}\n", record(1), record(2)).into_bytes()
+    );
+    assert_eq!(
+        rows(&r.metrics).len(),
+        5,
+        "skipped records still get a metrics row"
+    );
     assert_eq!(r.result.unwrap().aggregate.malformed_skipped, 3);
 }
 
@@ -234,7 +264,11 @@ async fn on_error_fail_stops_at_the_first_bad_line_with_its_number() {
         }
         other => panic!("expected a malformed-record error, got {other:?}"),
     }
-    assert_eq!(r.out, format!("{}\n", record(1)).into_bytes(), "only records before it");
+    assert_eq!(
+        r.out,
+        format!("{}\n", record(1)).into_bytes(),
+        "only records before it"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -258,7 +292,10 @@ async fn stop_then_resume_reproduces_the_uninterrupted_output() {
     assert!(summary.interrupted);
     assert_eq!(summary.lines_written, 25);
     assert!(first.out.ends_with(b"\n"));
-    assert!(full_out.starts_with(&first.out), "the partial output is a prefix of the full one");
+    assert!(
+        full_out.starts_with(&first.out),
+        "the partial output is a prefix of the full one"
+    );
 
     // Resume from what the output holds.
     let done = first.out.iter().filter(|&&b| b == b'\n').count() as u64;

@@ -92,14 +92,23 @@ fn check_plan(messages: &[Message], target: usize) -> bool {
             for role in [Role::System, Role::User, Role::Assistant, Role::Tool] {
                 let first = messages.iter().position(|m| m.role == role).unwrap();
                 if first < n / 2 {
-                    assert!(first < start, "first {role:?} at {first} is inside {start}..{end}");
+                    assert!(
+                        first < start,
+                        "first {role:?} at {first} is inside {start}..{end}"
+                    );
                 }
             }
             // Tail: the last four turns are kept.
-            assert!(end <= n - 4, "span {start}..{end} reaches the protected tail of {n}");
+            assert!(
+                end <= n - 4,
+                "span {start}..{end} reaches the protected tail of {n}"
+            );
             // Pairs: the span neither starts on a result nor leaves results of its calls behind.
             assert_ne!(messages[start].role, Role::Tool);
-            assert!(end == n || messages[end].role != Role::Tool, "span ends inside a call group");
+            assert!(
+                end == n || messages[end].role != Role::Tool,
+                "span ends inside a call group"
+            );
             assert_eq!(span_tokens, counts[start..end].iter().sum::<usize>());
             let need = total - target + cfg.summary_target_tokens;
             // Savings cover the overshoot plus the summary, unless the region ran out; and the
@@ -109,7 +118,10 @@ fn check_plan(messages: &[Message], target: usize) -> bool {
                 .find(|&i| messages[i].role != Role::Tool)
                 .unwrap();
             let without_last: usize = counts[start..last_group_start].iter().sum();
-            assert!(without_last < need, "span {start}..{end} is longer than needed");
+            assert!(
+                without_last < need,
+                "span {start}..{end} is longer than needed"
+            );
             if span_tokens < need {
                 // Only allowed when the next turn is protected or the region is exhausted.
                 assert!(end >= n - 4 || messages[end].role == Role::Tool);
@@ -136,7 +148,10 @@ fn openai_plans_respect_head_tail_pairs_and_savings_for_every_target() {
 fn sharegpt_plans_respect_head_tail_pairs_and_savings_for_every_target() {
     let record = Record::parse(sharegpt_record(10).to_string().as_bytes()).unwrap();
     let messages = &record.conversation.messages;
-    assert!(messages.iter().any(|m| m.role == Role::Tool), "observations read as tool turns");
+    assert!(
+        messages.iter().any(|m| m.role == Role::Tool),
+        "observations read as tool turns"
+    );
     let total: usize = counts(messages).iter().sum();
     let summarized = (200..total + 100)
         .step_by(89)
@@ -153,7 +168,10 @@ fn protected_head_and_tail_covering_everything_blocks_compression() {
         protect_last_n: messages.len(),
         ..config(10)
     };
-    assert!(matches!(plan(messages, &counts(messages), &cfg), Plan::Blocked(_)));
+    assert!(matches!(
+        plan(messages, &counts(messages), &cfg),
+        Plan::Blocked(_)
+    ));
 }
 
 #[tokio::test]
@@ -181,7 +199,12 @@ async fn compressed_sharegpt_record_keeps_its_fields_and_gets_a_human_summary() 
     assert_eq!(m.line, 3);
     assert!(m.compressed_tokens < m.original_tokens);
     let out: Value = serde_json::from_slice(done.output.as_deref().unwrap()).unwrap();
-    let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = out
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys, ["conversations", "tools", "source", "score"]);
     assert_eq!(out["source"], "unit");
     assert_eq!(out["score"], 0.5);
@@ -190,10 +213,20 @@ async fn compressed_sharegpt_record_keeps_its_fields_and_gets_a_human_summary() 
     let [start, end] = m.summarized_range.unwrap();
     let summary = &turns[start];
     assert_eq!(summary["from"], "human");
-    assert!(summary["value"].as_str().unwrap().starts_with("[CONTEXT SUMMARY]:"));
+    assert!(
+        summary["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("[CONTEXT SUMMARY]:")
+    );
     // Head turns are the input's (the system turn carries the notice); turn fields survive.
     let original = input["conversations"].as_array().unwrap();
-    assert!(turns[0]["value"].as_str().unwrap().starts_with("Tools are available."));
+    assert!(
+        turns[0]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("Tools are available.")
+    );
     assert_eq!(turns[1], original[1]);
     // Everything after the span is verbatim.
     assert_eq!(&turns[start + 1..], &original[end..]);
@@ -218,10 +251,20 @@ async fn compressed_openai_record_gets_a_user_summary_and_keeps_valid_pairs() {
     // Every tool result still answers a call of the assistant turn before its run.
     for (i, m) in msgs.iter().enumerate() {
         if m.role == Role::Tool {
-            let caller = msgs[..i].iter().rev().find(|p| p.role != Role::Tool).unwrap();
+            let caller = msgs[..i]
+                .iter()
+                .rev()
+                .find(|p| p.role != Role::Tool)
+                .unwrap();
             let id = m.tool_call_id.as_deref().unwrap();
-            assert!(caller.calls().iter().any(|c| c.id == id), "result {id} lost its call");
+            assert!(
+                caller.calls().iter().any(|c| c.id == id),
+                "result {id} lost its call"
+            );
         }
     }
-    assert!(msgs[1].extra.get("weight").is_some(), "turn fields are kept");
+    assert!(
+        msgs[1].extra.get("weight").is_some(),
+        "turn fields are kept"
+    );
 }

@@ -12,7 +12,9 @@ use baton_core::summary::exec::ExecSummarizer;
 use baton_core::summary::extractive::ExtractiveSummarizer;
 use baton_core::tokens::Encoding;
 use baton_core::trajectory::compress::DEFAULT_SUMMARY_NOTICE;
-use baton_core::trajectory::resume::{find_resume_point, trim_to_complete_lines, truncate_to_lines};
+use baton_core::trajectory::resume::{
+    find_resume_point, trim_to_complete_lines, truncate_to_lines,
+};
 use baton_core::trajectory::{
     Action, OnError, Pipeline, PipelineError, PipelineOptions, PlanConfig, ProtectFirst,
     RunSummary, StopSignal, TrajectoryCompressor, TrajectoryConfig, TrajectoryMetrics,
@@ -117,9 +119,14 @@ pub struct CompressTrajectoriesArgs {
 
 fn parse_encoding(s: &str) -> Result<Encoding, String> {
     match Encoding::parse(s) {
-        Ok(Encoding::Rough) => Err("trajectory compression counts exactly: use o200k or cl100k".into()),
+        Ok(Encoding::Rough) => {
+            Err("trajectory compression counts exactly: use o200k or cl100k".into())
+        }
         Ok(e) => Ok(e),
-        Err(e) => Err(format!("unknown encoding `{}`: expected o200k or cl100k", e.0)),
+        Err(e) => Err(format!(
+            "unknown encoding `{}`: expected o200k or cl100k",
+            e.0
+        )),
     }
 }
 
@@ -130,12 +137,18 @@ pub fn run(args: &TrajectoriesArgs) -> Result<(), Failure> {
 }
 
 fn compress(args: &CompressTrajectoriesArgs) -> Result<(), Failure> {
-    let summarizer = summarizer(&args.summarizer, Duration::from_secs(args.summarizer_timeout.max(1)))?;
+    let summarizer = summarizer(
+        &args.summarizer,
+        Duration::from_secs(args.summarizer_timeout.max(1)),
+    )?;
     let input_label = args.input.display().to_string();
     let input_len = std::fs::metadata(&args.input)
         .map_err(|e| Failure::BadInput(format!("cannot read {input_label}: {e}")))?
         .len();
-    let output = args.output.clone().unwrap_or_else(|| default_output(&args.input));
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(&args.input));
     check_targets(args, &output)?;
 
     let mut skip = None;
@@ -238,14 +251,20 @@ fn summarizer(spec: &str, timeout: Duration) -> Result<Arc<dyn Summarizer>, Fail
 
 /// `data.jsonl` → `data_compressed.jsonl`, as the reference tool names its output.
 fn default_output(input: &Path) -> PathBuf {
-    let stem = input.file_stem().map_or_else(|| "trajectories".into(), |s| s.to_string_lossy());
+    let stem = input
+        .file_stem()
+        .map_or_else(|| "trajectories".into(), |s| s.to_string_lossy());
     input.with_file_name(format!("{stem}_compressed.jsonl"))
 }
 
 /// Refuses to write over the input or, without `--resume` / `--force`, over anything that
 /// already exists.
 fn check_targets(args: &CompressTrajectoriesArgs, output: &Path) -> Result<(), Failure> {
-    let targets = [Some(output), args.metrics.as_deref(), args.summary_json.as_deref()];
+    let targets = [
+        Some(output),
+        args.metrics.as_deref(),
+        args.summary_json.as_deref(),
+    ];
     for target in targets.into_iter().flatten() {
         if same_file(target, &args.input) {
             return Err(Failure::BadInput(format!(
@@ -282,7 +301,11 @@ fn resume_point(
     let input = File::open(&args.input)
         .map_err(|e| Failure::BadInput(format!("cannot read {}: {e}", args.input.display())))?;
     let point = find_resume_point(BufReader::new(input), done, args.on_error).map_err(|e| {
-        Failure::BadInput(format!("cannot resume {} from {}: {e}", output.display(), args.input.display()))
+        Failure::BadInput(format!(
+            "cannot resume {} from {}: {e}",
+            output.display(),
+            args.input.display()
+        ))
     })?;
     if let Some(m) = &args.metrics {
         let kept = truncate_to_lines(m, point.records_done)
@@ -344,7 +367,10 @@ fn warn_malformed(progress: &Progress, input: &str, m: &TrajectoryMetrics, count
     *count += 1;
     if *count <= MAX_WARNINGS {
         let error = m.error.as_deref().unwrap_or("malformed");
-        progress.println(format!("baton: {input}:{}: malformed record ({what}): {error}", m.line));
+        progress.println(format!(
+            "baton: {input}:{}: malformed record ({what}): {error}",
+            m.line
+        ));
     }
 }
 
@@ -359,7 +385,11 @@ fn report(
         eprintln!("(resumed: the {resumed_after} records already done are not counted below)");
     }
     eprintln!("{}", agg.to_text());
-    eprintln!("wrote {} lines to {}", summary.lines_written, output.display());
+    eprintln!(
+        "wrote {} lines to {}",
+        summary.lines_written,
+        output.display()
+    );
     if let Some(path) = &args.summary_json {
         let mut json = agg.to_json();
         if let Some(obj) = json.as_object_mut() {

@@ -229,7 +229,10 @@ impl TrajectoryCompressor {
             Ok(text) if !text.trim().is_empty() => (text, None),
             Ok(_) => (
                 summarize_extractively(&job.input()),
-                Some(format!("summarizer `{}` returned nothing", self.summarizer.name())),
+                Some(format!(
+                    "summarizer `{}` returned nothing",
+                    self.summarizer.name()
+                )),
             ),
             Err(e) => (summarize_extractively(&job.input()), Some(e.to_string())),
         };
@@ -356,7 +359,11 @@ fn clip_to_tokens(text: &str, cap: usize, counter: &dyn TokenCounter) -> String 
 }
 
 fn append_text(message: &mut Message, suffix: &str) {
-    let text = message.content.as_ref().map(Content::text).unwrap_or_default();
+    let text = message
+        .content
+        .as_ref()
+        .map(Content::text)
+        .unwrap_or_default();
     message.content = Some(Content::Text(text + suffix));
 }
 

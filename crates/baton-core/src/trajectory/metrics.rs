@@ -170,8 +170,8 @@ impl Aggregate {
             Action::Compressed => {
                 self.compressed += 1;
                 self.ratio_sum += m.compression_ratio;
-                let bucket = ((m.compression_ratio * 1_000.0).round().max(0.0) as usize)
-                    .min(BUCKETS - 1);
+                let bucket =
+                    ((m.compression_ratio * 1_000.0).round().max(0.0) as usize).min(BUCKETS - 1);
                 self.ratio_histogram[bucket] += 1;
             }
             Action::Unchanged => self.unchanged += 1,

@@ -245,9 +245,15 @@ impl Pipeline {
                     break;
                 };
                 let joined = (&mut front.handle).await;
-                if let Err(e) =
-                    self.complete(&front, joined, &mut out, metrics.as_mut(), &mut summary, stop, observe)
-                {
+                if let Err(e) = self.complete(
+                    &front,
+                    joined,
+                    &mut out,
+                    metrics.as_mut(),
+                    &mut summary,
+                    stop,
+                    observe,
+                ) {
                     break 'run Err(e);
                 }
             }
@@ -357,9 +363,9 @@ impl Pipeline {
     ) -> Result<(), PipelineError> {
         let line = front.line;
         let (outcome, _guard) = joined.map_err(|e| PipelineError::Worker {
-                line,
-                message: e.to_string(),
-            })?;
+            line,
+            message: e.to_string(),
+        })?;
         if stop.is_stopped() {
             // A record finished while the stop arrived may have had its summarizer killed by
             // the same Ctrl-C; it is redone on resume rather than written with a fallback.

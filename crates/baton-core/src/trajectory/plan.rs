@@ -245,7 +245,11 @@ mod tests {
         assert_eq!(ProtectFirst::parse("none").unwrap(), ProtectFirst::NONE);
         let p = ProtectFirst::parse("system, gpt").unwrap();
         assert!(p.system && p.gpt && !p.human && !p.tool);
-        assert!(ProtectFirst::parse("wizard").unwrap_err().contains("wizard"));
+        assert!(
+            ProtectFirst::parse("wizard")
+                .unwrap_err()
+                .contains("wizard")
+        );
     }
 
     #[test]

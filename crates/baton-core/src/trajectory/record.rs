@@ -33,7 +33,9 @@ pub enum RecordError {
     NotUtf8,
     #[error("invalid JSON: {0}")]
     Json(String),
-    #[error("expected a JSON object with `conversations` (ShareGPT) or `messages` (OpenAI), found {0}")]
+    #[error(
+        "expected a JSON object with `conversations` (ShareGPT) or `messages` (OpenAI), found {0}"
+    )]
     NotARecord(String),
     /// The record has the right top-level key, but its turns do not read (an unknown role, a
     /// missing `value`, a malformed tool call…).
@@ -130,6 +132,9 @@ mod tests {
         assert!(e.to_string().contains("wizard"), "{e}");
         let e = Record::parse(b"{\"messages\": [").unwrap_err();
         assert!(matches!(e, RecordError::Json(_)), "{e}");
-        assert_eq!(Record::parse(&[0xff, 0xfe]).unwrap_err(), RecordError::NotUtf8);
+        assert_eq!(
+            Record::parse(&[0xff, 0xfe]).unwrap_err(),
+            RecordError::NotUtf8
+        );
     }
 }
