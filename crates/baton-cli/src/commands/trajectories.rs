@@ -276,9 +276,10 @@ fn check_targets(args: &CompressTrajectoriesArgs, output: &Path) -> Result<(), F
     if args.force {
         return Ok(());
     }
-    // With --resume, OUT and the metrics file are continued; the summary is rewritten.
+    // With --resume, OUT and the metrics file are continued and the summary (which the
+    // interrupted run wrote) is rewritten: all of them came from this job.
     let must_be_new: Vec<&Path> = if args.resume {
-        args.summary_json.iter().map(PathBuf::as_path).collect()
+        Vec::new()
     } else {
         targets.into_iter().flatten().collect()
     };
