@@ -30,6 +30,9 @@ enum Command {
     Compress(commands::compress::CompressArgs),
     /// Session database: list, show, search, export, stats (read-only); delete, prune.
     Sessions(commands::sessions::SessionsArgs),
+    /// Training datasets: compress agent trajectories (JSONL, ShareGPT or OpenAI records) to
+    /// a token budget.
+    Trajectories(commands::trajectories::TrajectoriesArgs),
     /// Persistent memory (MEMORY.md, USER.md): show, add, replace, remove, scan.
     Memory(commands::memory::MemoryArgs),
 }
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Compress(args) => commands::compress::run(&args),
         Command::Sessions(args) => commands::sessions::run(&args),
         Command::Memory(args) => commands::memory::run(&args),
+        Command::Trajectories(args) => commands::trajectories::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,6 +17,7 @@ pub mod token_report;
 pub mod tokens;
 pub mod tool_action;
 pub mod tool_output;
+pub mod trajectory;
 pub mod truncate;
 pub mod usage;
 

@@ -6,6 +6,7 @@ pub mod io;
 pub mod memory;
 pub mod sessions;
 pub mod tokens;
+pub mod trajectories;
 
 /// How a command failed, which decides the exit code.
 #[derive(Debug)]
@@ -14,6 +15,8 @@ pub enum Failure {
     BadInput(String),
     /// Anything else: exit code 1.
     Other(String),
+    /// Stopped by Ctrl-C after leaving its output consistent: exit code 130 (128 + SIGINT).
+    Interrupted(String),
 }
 
 impl Failure {
@@ -21,6 +24,7 @@ impl Failure {
         match self {
             Failure::BadInput(_) => 2,
             Failure::Other(_) => 1,
+            Failure::Interrupted(_) => 130,
         }
     }
 }
@@ -28,7 +32,7 @@ impl Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Failure::BadInput(m) | Failure::Other(m) => f.write_str(m),
+            Failure::BadInput(m) | Failure::Other(m) | Failure::Interrupted(m) => f.write_str(m),
         }
     }
 }

@@ -11,7 +11,7 @@ pub mod boundary;
 mod compressor;
 pub mod guard;
 pub mod markers;
-mod pass;
+pub(crate) mod pass;
 pub mod prune;
 pub mod sanitize;
 pub mod stubs;

@@ -335,7 +335,11 @@ fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Cow<'_, Me
 /// The ledger carried by the previous summary, updated with the span's tool calls; the active
 /// task is the latest real user request of the whole conversation (it stays verbatim in the
 /// tail, and the summary must not point anywhere else).
-fn build_ledger(previous: Option<&str>, turns: &[Message], all: &[Message]) -> TaskLedger {
+pub(crate) fn build_ledger(
+    previous: Option<&str>,
+    turns: &[Message],
+    all: &[Message],
+) -> TaskLedger {
     let mut ledger = previous
         .and_then(|p| p.find(sections::TASK_LEDGER).map(|i| &p[i..]))
         .and_then(TaskLedger::parse)
