@@ -19,7 +19,7 @@ pub struct ChatRequest {
     /// Output cap. `None` sends none where the API allows it (Anthropic requires one, so its
     /// client uses [`DEFAULT_ANTHROPIC_MAX_TOKENS`](crate::anthropic::DEFAULT_MAX_TOKENS)).
     pub max_output_tokens: Option<u32>,
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     pub stop: Vec<String>,
     /// Prompt-cache layout: `Some(ttl)` places `cache_control` markers with `baton-core`'s
     /// `system_and_3` layout where the route honours them; `None` sends none.
