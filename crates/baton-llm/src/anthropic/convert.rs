@@ -32,7 +32,8 @@ pub(crate) fn request_body(req: &ChatRequest, stream: bool) -> Value {
     if !req.tools.is_empty() {
         conv.tools = Some(req.tools.clone());
     }
-    let written = to_anthropic(&conv);
+    let mut written = to_anthropic(&conv);
+    move_message_markers_into_blocks(&mut written);
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     body.insert(
@@ -52,6 +53,33 @@ pub(crate) fn request_body(req: &ChatRequest, stream: bool) -> Value {
         body.insert("stream".into(), json!(true));
     }
     Value::Object(body)
+}
+
+/// The native layout marks an assistant message that only calls tools at message level (it has
+/// no text to carry the marker), but the Messages API accepts `cache_control` only on blocks:
+/// the marker moves to the message's last block, so the breakpoint stays where the layout put
+/// it and the request is not rejected.
+fn move_message_markers_into_blocks(body: &mut Value) {
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for message in messages.iter_mut().filter_map(Value::as_object_mut) {
+        let Some(marker) = message.remove("cache_control") else {
+            continue;
+        };
+        match message.get_mut("content") {
+            Some(Value::Array(blocks)) => {
+                if let Some(Value::Object(last)) = blocks.last_mut() {
+                    last.entry("cache_control").or_insert(marker);
+                }
+            }
+            Some(Value::String(text)) if !text.is_empty() => {
+                let block = json!([{ "type": "text", "text": text, "cache_control": marker }]);
+                message.insert("content".into(), block);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Reads a Messages response (`{"type":"message","content":[…],"usage":{…}}`).

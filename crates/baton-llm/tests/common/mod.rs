@@ -119,9 +119,11 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
                     tokio::time::sleep(Duration::from_millis(1)).await;
                     Ok::<_, std::io::Error>(Bytes::from(p))
                 })
-                .chain(futures_util::stream::iter(
-                    cut.map(|_| Err(std::io::Error::other("connection dropped by the test"))),
-                ));
+                .chain(futures_util::stream::iter(cut).then(|_| async {
+                    // Let the bytes before the cut reach the client before the connection drops.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    Err(std::io::Error::other("connection dropped by the test"))
+                }));
             Response::builder()
                 .header("content-type", "text/event-stream")
                 .body(Body::from_stream(stream))
