@@ -28,12 +28,23 @@ async fn json_server(status: u16, body: String) -> MockServer {
 #[tokio::test]
 async fn complete_reads_thinking_text_and_tool_use_losslessly() {
     let server = json_server(200, fixture("anthropic_message.json")).await;
-    let provider = client(ProviderKind::Anthropic, &server.uri(), Some("sk-ant-test"), 1);
-    let response = provider.complete(&sample_request("claude-sonnet-4-20250514")).await.unwrap();
+    let provider = client(
+        ProviderKind::Anthropic,
+        &server.uri(),
+        Some("sk-ant-test"),
+        1,
+    );
+    let response = provider
+        .complete(&sample_request("claude-sonnet-4-20250514"))
+        .await
+        .unwrap();
 
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     assert_eq!(response.message.text(), "I'll look that up.");
-    assert_eq!(response.message.calls()[0].id, "toolu_01A09q90qw90lq917835lq9");
+    assert_eq!(
+        response.message.calls()[0].id,
+        "toolu_01A09q90qw90lq917835lq9"
+    );
     assert!(response.message.reasoning_text().contains("call the tool"));
     assert_eq!(response.usage.input, 472);
     assert_eq!(response.usage.cache_write, 1200);
@@ -70,12 +81,18 @@ async fn stream_assembles_the_same_message_shape() {
     let response = provider.stream(&request, &mut sink).await.unwrap();
 
     assert_eq!(response.message.text(), "Checking now.");
-    assert_eq!(response.message.reasoning_text(), "Need the weather for Paris.");
+    assert_eq!(
+        response.message.reasoning_text(),
+        "Need the weather for Paris."
+    );
     let details = &response.message.reasoning["reasoning_details"][0];
     assert_eq!(details["signature"], "EqQBCgIYAhIMsig");
     let call = &response.message.calls()[0];
     assert_eq!(call.function.name, "get_weather");
-    assert_eq!(serde_json::from_str::<Value>(&call.function.arguments).unwrap(), json!({"location": "Paris"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&call.function.arguments).unwrap(),
+        json!({"location": "Paris"})
+    );
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     assert_eq!(response.usage.input, 472);
     assert_eq!(response.usage.cache_read, 2048);
@@ -100,9 +117,19 @@ async fn stream_assembles_the_same_message_shape() {
 async fn prompt_too_long_is_an_overflow_with_the_stated_limit() {
     let server = json_server(400, fixture("anthropic_prompt_too_long.json")).await;
     let provider = client(ProviderKind::Anthropic, &server.uri(), None, 3);
-    let error = provider.complete(&sample_request("claude-sonnet-4")).await.unwrap_err();
+    let error = provider
+        .complete(&sample_request("claude-sonnet-4"))
+        .await
+        .unwrap_err();
     assert!(
-        matches!(error, LlmError::ContextOverflow { limit: Some(200_000), requested: Some(215_038), .. }),
+        matches!(
+            error,
+            LlmError::ContextOverflow {
+                limit: Some(200_000),
+                requested: Some(215_038),
+                ..
+            }
+        ),
         "{error:?}"
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
@@ -112,7 +139,10 @@ async fn prompt_too_long_is_an_overflow_with_the_stated_limit() {
 async fn payload_413_is_payload_too_large() {
     let server = json_server(413, fixture("anthropic_request_too_large.json")).await;
     let provider = client(ProviderKind::Anthropic, &server.uri(), None, 3);
-    let error = provider.complete(&sample_request("claude-sonnet-4")).await.unwrap_err();
+    let error = provider
+        .complete(&sample_request("claude-sonnet-4"))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::PayloadTooLarge, "{error}");
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
@@ -122,21 +152,33 @@ async fn overloaded_529_is_a_retried_server_error() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(header("anthropic-version", "2023-06-01"))
-        .respond_with(ResponseTemplate::new(529).set_body_raw(fixture("anthropic_overloaded.json"), "application/json"))
+        .respond_with(
+            ResponseTemplate::new(529)
+                .set_body_raw(fixture("anthropic_overloaded.json"), "application/json"),
+        )
         .up_to_n_times(1)
         .mount(&server)
         .await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(fixture("anthropic_message.json"), "application/json"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(fixture("anthropic_message.json"), "application/json"),
+        )
         .mount(&server)
         .await;
     let provider = client(ProviderKind::Anthropic, &server.uri(), None, 3);
-    let response = provider.complete(&sample_request("claude-sonnet-4")).await.unwrap();
+    let response = provider
+        .complete(&sample_request("claude-sonnet-4"))
+        .await
+        .unwrap();
     assert_eq!(response.attempts, 2);
 
     let always = json_server(529, fixture("anthropic_overloaded.json")).await;
     let provider = client(ProviderKind::Anthropic, &always.uri(), None, 2);
-    let error = provider.complete(&sample_request("claude-sonnet-4")).await.unwrap_err();
+    let error = provider
+        .complete(&sample_request("claude-sonnet-4"))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Server, "{error}");
     assert_eq!(always.received_requests().await.unwrap().len(), 2);
 }
@@ -145,7 +187,12 @@ async fn overloaded_529_is_a_retried_server_error() {
 async fn a_cut_stream_keeps_the_thinking_and_text_that_arrived() {
     let body = fixture("anthropic_stream.sse");
     let cut = body.find("\"now.\"").unwrap();
-    let server = TestServer::start(Behaviour::Sse { body, piece: 50, cut: Some(cut) }).await;
+    let server = TestServer::start(Behaviour::Sse {
+        body,
+        piece: 50,
+        cut: Some(cut),
+    })
+    .await;
     let provider = client(ProviderKind::Anthropic, &server.url, None, 1);
     let request = sample_request("claude-sonnet-4");
     let mut sink = |_e: StreamEvent| {};
@@ -153,19 +200,29 @@ async fn a_cut_stream_keeps_the_thinking_and_text_that_arrived() {
     assert_eq!(error.kind(), ErrorKind::Interrupted, "{error}");
     let partial = error.partial().unwrap();
     assert_eq!(partial.message.text(), "Checking ");
-    assert_eq!(partial.message.reasoning_text(), "Need the weather for Paris.");
+    assert_eq!(
+        partial.message.reasoning_text(),
+        "Need the weather for Paris."
+    );
 }
 
 #[tokio::test]
 async fn an_error_event_mid_stream_is_reported_with_the_partial_answer() {
     let body = fixture("anthropic_stream.sse");
-    let cut = body.find("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2").unwrap();
+    let cut = body
+        .find("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2")
+        .unwrap();
     let body = format!(
         "{}event: error\ndata: {}\n\n",
         &body[..cut],
         fixture("anthropic_overloaded.json").trim()
     );
-    let server = TestServer::start(Behaviour::Sse { body, piece: 100, cut: None }).await;
+    let server = TestServer::start(Behaviour::Sse {
+        body,
+        piece: 100,
+        cut: None,
+    })
+    .await;
     let provider = client(ProviderKind::Anthropic, &server.url, None, 1);
     let request = sample_request("claude-sonnet-4");
     let mut sink = |_e: StreamEvent| {};

@@ -26,7 +26,12 @@ async fn json_server(status: u16, body: String) -> MockServer {
 #[tokio::test]
 async fn complete_reads_tool_calls_usage_and_keeps_unknown_fields() {
     let server = json_server(200, fixture("openai_chat_completion.json")).await;
-    let provider = client(ProviderKind::OpenAi, &format!("{}/v1", server.uri()), Some("sk-test"), 1);
+    let provider = client(
+        ProviderKind::OpenAi,
+        &format!("{}/v1", server.uri()),
+        Some("sk-test"),
+        1,
+    );
     let response = provider.complete(&sample_request("gpt-4o")).await.unwrap();
 
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
@@ -53,8 +58,8 @@ async fn complete_reads_tool_calls_usage_and_keeps_unknown_fields() {
 #[tokio::test]
 async fn openrouter_claude_route_gets_cache_markers() {
     let server = json_server(200, fixture("openai_chat_completion.json")).await;
-    let mut config =
-        baton_llm::ProviderConfig::new(ProviderKind::OpenAi).base_url(format!("{}/v1", server.uri()));
+    let mut config = baton_llm::ProviderConfig::new(ProviderKind::OpenAi)
+        .base_url(format!("{}/v1", server.uri()));
     config.cache_route = Some("openrouter".into());
     config.http = common::settings(1);
     let provider = config.build().unwrap();
@@ -108,7 +113,11 @@ async fn stream_assembles_text_split_tool_calls_and_final_usage() {
         .filter(|e| matches!(e, StreamEvent::ToolCallDelta { index: 0, arguments, .. } if !arguments.is_empty()))
         .count();
     assert_eq!(argument_pieces, 3, "arguments arrive in three pieces");
-    assert!(events.iter().any(|e| matches!(e, StreamEvent::Usage(u) if u.output == 37)));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::Usage(u) if u.output == 37))
+    );
 
     let sent = &server.requests()[0];
     assert_eq!(sent.path, "/chat/completions");
@@ -118,12 +127,30 @@ async fn stream_assembles_text_split_tool_calls_and_final_usage() {
 #[tokio::test]
 async fn context_length_exceeded_states_the_limit() {
     let server = json_server(400, fixture("openai_context_length_exceeded.json")).await;
-    let provider = client(ProviderKind::OpenAi, &format!("{}/v1", server.uri()), None, 3);
-    let error = provider.complete(&sample_request("gpt-4o")).await.unwrap_err();
+    let provider = client(
+        ProviderKind::OpenAi,
+        &format!("{}/v1", server.uri()),
+        None,
+        3,
+    );
+    let error = provider
+        .complete(&sample_request("gpt-4o"))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::ContextOverflow, "{error}");
     assert_eq!(error.stated_context_limit(), Some(128_000));
-    assert!(matches!(error, LlmError::ContextOverflow { requested: Some(131_072), .. }));
-    assert_eq!(server.received_requests().await.unwrap().len(), 1, "overflow is not retried");
+    assert!(matches!(
+        error,
+        LlmError::ContextOverflow {
+            requested: Some(131_072),
+            ..
+        }
+    ));
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        1,
+        "overflow is not retried"
+    );
 }
 
 #[tokio::test]
@@ -140,14 +167,19 @@ async fn rate_limit_waits_for_retry_after_and_counts_attempts() {
         .await;
     Mock::given(method("POST"))
         .respond_with(
-            ResponseTemplate::new(200).set_body_raw(fixture("openai_chat_completion.json"), "application/json"),
+            ResponseTemplate::new(200)
+                .set_body_raw(fixture("openai_chat_completion.json"), "application/json"),
         )
         .mount(&server)
         .await;
     let provider = client(ProviderKind::OpenAi, &server.uri(), None, 3);
     let started = Instant::now();
     let response = provider.complete(&sample_request("gpt-4o")).await.unwrap();
-    assert!(started.elapsed() >= Duration::from_secs(1), "waited {:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "waited {:?}",
+        started.elapsed()
+    );
     assert_eq!(response.attempts, 2);
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 }
@@ -155,8 +187,16 @@ async fn rate_limit_waits_for_retry_after_and_counts_attempts() {
 #[tokio::test]
 async fn server_errors_are_retried_a_bounded_number_of_times() {
     let server = json_server(500, r#"{"error":{"message":"internal error"}}"#.into()).await;
-    let provider = client(ProviderKind::OpenAi, &format!("{}/v1", server.uri()), None, 3);
-    let error = provider.complete(&sample_request("gpt-4o")).await.unwrap_err();
+    let provider = client(
+        ProviderKind::OpenAi,
+        &format!("{}/v1", server.uri()),
+        None,
+        3,
+    );
+    let error = provider
+        .complete(&sample_request("gpt-4o"))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Server);
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
@@ -168,13 +208,17 @@ async fn auth_errors_are_not_retried_and_never_show_the_key() {
     Mock::given(method("POST"))
         .and(header("authorization", format!("Bearer {key}").as_str()))
         .respond_with(
-            ResponseTemplate::new(401).set_body_raw(fixture("openai_invalid_api_key.json"), "application/json"),
+            ResponseTemplate::new(401)
+                .set_body_raw(fixture("openai_invalid_api_key.json"), "application/json"),
         )
         .expect(1)
         .mount(&server)
         .await;
     let provider = client(ProviderKind::OpenAi, &server.uri(), Some(key), 4);
-    let error = provider.complete(&sample_request("gpt-4o")).await.unwrap_err();
+    let error = provider
+        .complete(&sample_request("gpt-4o"))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Auth);
     let shown = format!("{error} {error:?}");
     assert!(!shown.contains("LEAKME"), "{shown}");
@@ -218,9 +262,18 @@ async fn a_slow_server_hits_the_read_timeout() {
         .http(settings)
         .build()
         .unwrap();
-    let error = provider.complete(&sample_request("gpt-4o")).await.unwrap_err();
+    let error = provider
+        .complete(&sample_request("gpt-4o"))
+        .await
+        .unwrap_err();
     assert!(
-        matches!(error, LlmError::Timeout { phase: TimeoutPhase::Read, .. }),
+        matches!(
+            error,
+            LlmError::Timeout {
+                phase: TimeoutPhase::Read,
+                ..
+            }
+        ),
         "{error:?}"
     );
 }
@@ -228,8 +281,16 @@ async fn a_slow_server_hits_the_read_timeout() {
 #[tokio::test]
 async fn an_unreachable_server_names_the_url() {
     let url = common::closed_port_url().await;
-    let provider = client(ProviderKind::OpenAi, &url, Some("sk-secret-value-123456"), 2);
-    let error = provider.complete(&sample_request("gpt-4o")).await.unwrap_err();
+    let provider = client(
+        ProviderKind::OpenAi,
+        &url,
+        Some("sk-secret-value-123456"),
+        2,
+    );
+    let error = provider
+        .complete(&sample_request("gpt-4o"))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Connect, "{error}");
     let shown = error.to_string();
     assert!(shown.contains(&url), "{shown}");

@@ -18,11 +18,19 @@ async fn complete_reads_reasoning_text_function_calls_and_usage_details() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/responses"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(fixture("responses_response.json"), "application/json"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(fixture("responses_response.json"), "application/json"),
+        )
         .expect(1)
         .mount(&server)
         .await;
-    let provider = client(ProviderKind::Responses, &format!("{}/v1", server.uri()), Some("sk-x"), 1);
+    let provider = client(
+        ProviderKind::Responses,
+        &format!("{}/v1", server.uri()),
+        Some("sk-x"),
+        1,
+    );
     let response = provider.complete(&sample_request("gpt-5")).await.unwrap();
 
     assert_eq!(response.message.text(), "Reading it now.");
@@ -48,23 +56,39 @@ async fn complete_reads_reasoning_text_function_calls_and_usage_details() {
 async fn reasoning_items_replay_with_their_encrypted_content() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(fixture("responses_response.json"), "application/json"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(fixture("responses_response.json"), "application/json"),
+        )
         .mount(&server)
         .await;
     let provider = client(ProviderKind::Responses, &server.uri(), None, 1);
     let first = provider.complete(&sample_request("gpt-5")).await.unwrap();
     let mut next = sample_request("gpt-5");
     next.messages.push(first.message.clone());
-    next.messages.push(baton_core::message::Message::tool("call_12345xyz", "# README"));
+    next.messages.push(baton_core::message::Message::tool(
+        "call_12345xyz",
+        "# README",
+    ));
     provider.complete(&next).await.unwrap();
     let received = server.received_requests().await.unwrap();
     let body: Value = received[1].body_json().unwrap();
     let input = body["input"].as_array().unwrap();
     let reasoning = input.iter().find(|i| i["type"] == "reasoning").unwrap();
-    assert_eq!(reasoning["id"], "rs_6876cf02e0bc8192b74af0fb64b715ff06fa2fcced15a5ac");
-    assert_eq!(reasoning["encrypted_content"], "gAAAAABoISQ24OyVRYbkYfukWDoDkyqe");
+    assert_eq!(
+        reasoning["id"],
+        "rs_6876cf02e0bc8192b74af0fb64b715ff06fa2fcced15a5ac"
+    );
+    assert_eq!(
+        reasoning["encrypted_content"],
+        "gAAAAABoISQ24OyVRYbkYfukWDoDkyqe"
+    );
     assert_eq!(reasoning["summary"][0]["text"], "Need the file first.");
-    let output = input.iter().filter(|i| i["type"] == "function_call_output").last().unwrap();
+    let output = input
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .last()
+        .unwrap();
     assert_eq!(output["call_id"], "call_12345xyz");
 }
 
@@ -82,7 +106,10 @@ async fn stream_assembles_text_and_function_call_arguments() {
     let mut sink = |e: StreamEvent| events.push(e);
     let response = provider.stream(&request, &mut sink).await.unwrap();
     assert_eq!(response.message.text(), "Hi there");
-    assert_eq!(response.message.calls()[0].function.arguments, r#"{"location":"Paris"}"#);
+    assert_eq!(
+        response.message.calls()[0].function.arguments,
+        r#"{"location":"Paris"}"#
+    );
     assert_eq!(response.usage.input, 37);
     assert_eq!(response.usage.output, 11);
     let pieces: String = events
@@ -100,7 +127,12 @@ async fn stream_assembles_text_and_function_call_arguments() {
 async fn a_cut_stream_keeps_the_partial_text_and_arguments() {
     let body = fixture("responses_stream.sse");
     let cut = body.find("event: response.completed").unwrap();
-    let server = TestServer::start(Behaviour::Sse { body, piece: 64, cut: Some(cut) }).await;
+    let server = TestServer::start(Behaviour::Sse {
+        body,
+        piece: 64,
+        cut: Some(cut),
+    })
+    .await;
     let provider = client(ProviderKind::Responses, &server.url, None, 1);
     let request = sample_request("gpt-5");
     let mut sink = |_e: StreamEvent| {};
@@ -108,5 +140,8 @@ async fn a_cut_stream_keeps_the_partial_text_and_arguments() {
     assert_eq!(error.kind(), ErrorKind::Interrupted);
     let partial = error.partial().unwrap();
     assert_eq!(partial.message.text(), "Hi there");
-    assert_eq!(partial.message.calls()[0].function.arguments, r#"{"location":"Paris"}"#);
+    assert_eq!(
+        partial.message.calls()[0].function.arguments,
+        r#"{"location":"Paris"}"#
+    );
 }

@@ -36,7 +36,12 @@ pub fn settings(max_attempts: u32) -> HttpSettings {
     }
 }
 
-pub fn client(kind: ProviderKind, base_url: &str, key: Option<&str>, max_attempts: u32) -> Arc<dyn Provider> {
+pub fn client(
+    kind: ProviderKind,
+    base_url: &str,
+    key: Option<&str>,
+    max_attempts: u32,
+) -> Arc<dyn Provider> {
     ProviderConfig::new(kind)
         .base_url(base_url)
         .api_key(key.and_then(ApiKey::new))
@@ -99,7 +104,12 @@ impl TestServer {
     }
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     shared.captured.lock().unwrap().push(Captured {
         path: uri.path().to_string(),
         headers,
@@ -113,7 +123,10 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
         Behaviour::Sse { body, piece, cut } => {
             let bytes = body.into_bytes();
             let end = cut.unwrap_or(bytes.len()).min(bytes.len());
-            let pieces: Vec<Vec<u8>> = bytes[..end].chunks(piece.max(1)).map(<[u8]>::to_vec).collect();
+            let pieces: Vec<Vec<u8>> = bytes[..end]
+                .chunks(piece.max(1))
+                .map(<[u8]>::to_vec)
+                .collect();
             let stream = futures_util::stream::iter(pieces)
                 .then(|p| async move {
                     tokio::time::sleep(Duration::from_millis(1)).await;
