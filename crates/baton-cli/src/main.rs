@@ -32,6 +32,10 @@ enum Command {
     Sessions(commands::sessions::SessionsArgs),
     /// Persistent memory (MEMORY.md, USER.md): show, add, replace, remove, scan.
     Memory(commands::memory::MemoryArgs),
+    /// List the models a server offers, with their context lengths.
+    Models(commands::llm::ModelsArgs),
+    /// Send one tiny request to a model and print latency and usage.
+    Ping(commands::llm::PingArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +45,8 @@ fn main() -> ExitCode {
         Command::Compress(args) => commands::compress::run(&args),
         Command::Sessions(args) => commands::sessions::run(&args),
         Command::Memory(args) => commands::memory::run(&args),
+        Command::Models(args) => commands::llm::run_models(&args),
+        Command::Ping(args) => commands::llm::run_ping(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -86,8 +86,7 @@ async fn reasoning_items_replay_with_their_encrypted_content() {
     assert_eq!(reasoning["summary"][0]["text"], "Need the file first.");
     let output = input
         .iter()
-        .filter(|i| i["type"] == "function_call_output")
-        .last()
+        .rfind(|i| i["type"] == "function_call_output")
         .unwrap();
     assert_eq!(output["call_id"], "call_12345xyz");
 }
