@@ -175,6 +175,8 @@ pub struct SummaryFailure {
     /// The model that failed (empty for `NoProvider`).
     pub model: String,
     pub message: String,
+    /// For timeouts: the limit that ran out, in whole seconds.
+    pub timeout_seconds: Option<u64>,
 }
 
 impl SummaryFailure {
@@ -276,6 +278,7 @@ impl LlmSummarizer {
                 kind: SummaryFailureKind::CoolingDown,
                 model: String::new(),
                 message: format!("resting {} s after a failure", left.as_secs()),
+                timeout_seconds: None,
             });
         }
         let result = match self.current_route() {
@@ -283,6 +286,7 @@ impl LlmSummarizer {
                 kind: SummaryFailureKind::NoProvider,
                 model: String::new(),
                 message: "no LLM provider configured for summaries".into(),
+                timeout_seconds: None,
             }),
             Some((route, separate)) => match ask(&route, prompt).await {
                 Err(failure) if separate => {
@@ -297,6 +301,7 @@ impl LlmSummarizer {
                             kind: SummaryFailureKind::NoProvider,
                             model: String::new(),
                             message: "no main model to fall back to".into(),
+                            timeout_seconds: None,
                         }),
                     }
                 }
@@ -328,12 +333,15 @@ async fn ask(route: &ModelRoute, prompt: &str) -> Result<String, SummaryFailure>
         kind,
         model: route.model.clone(),
         message,
+        timeout_seconds: None,
     };
-    let response = route
-        .provider
-        .complete(&request)
-        .await
-        .map_err(|e| failure(SummaryFailureKind::from_error(&e), e.to_string()))?;
+    let response = route.provider.complete(&request).await.map_err(|e| {
+        let mut f = failure(SummaryFailureKind::from_error(&e), e.to_string());
+        if let LlmError::Timeout { seconds, .. } = e {
+            f.timeout_seconds = Some(seconds.ceil() as u64);
+        }
+        f
+    })?;
     let text = strip_think_blocks(&response.message.text());
     if text.trim().is_empty() {
         return Err(failure(

@@ -214,3 +214,24 @@ async fn auxiliary_config_builds_a_separate_route_and_borrows_from_main() {
     assert_eq!(main_server.received_requests().await.unwrap().len(), 0);
     assert!(AuxiliaryConfig::default().route(None).unwrap().is_none());
 }
+
+#[tokio::test]
+async fn a_timeout_is_typed_and_starts_the_ladder() {
+    let server = common::TestServer::start(common::Behaviour::Slow {
+        delay: Duration::from_secs(5),
+    })
+    .await;
+    let mut settings = common::settings(1);
+    settings.read_timeout = Duration::from_millis(300);
+    let provider = baton_llm::ProviderConfig::new(ProviderKind::OpenAi)
+        .base_url(&server.url)
+        .http(settings)
+        .build()
+        .unwrap();
+    let s = LlmSummarizer::new(Some(ModelRoute::new(provider, "slow-model")), None);
+    let failure = s.summarize_prompt("p").await.unwrap_err();
+    assert_eq!(failure.kind, SummaryFailureKind::Timeout, "{failure}");
+    assert!(!failure.leaves_conversation_unchanged());
+    let left = s.cooldown_remaining(Instant::now()).unwrap();
+    assert!(left > Duration::from_secs(50) && left <= Duration::from_secs(60));
+}

@@ -211,3 +211,40 @@ impl ChatAssembler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_deltas_keep_their_field_name_and_errors_are_recorded() {
+        let mut a = ChatAssembler::default();
+        let mut events = Vec::new();
+        let mut sink = |e: StreamEvent| events.push(e);
+        a.on_data(
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think "}}]}"#,
+            &mut sink,
+        );
+        a.on_data(
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"more","content":"ok"}}]}"#,
+            &mut sink,
+        );
+        a.on_data(r#"{"error":{"message":"upstream died"}}"#, &mut sink);
+        let r = a.finish(1);
+        assert_eq!(r.message.reasoning["reasoning_content"], "think more");
+        assert_eq!(r.message.text(), "ok");
+        assert!(
+            a.error
+                .as_deref()
+                .is_some_and(|e| e.contains("upstream died"))
+        );
+        assert!(!a.is_complete());
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::ReasoningDelta(_)))
+                .count(),
+            2
+        );
+    }
+}
