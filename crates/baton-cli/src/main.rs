@@ -35,6 +35,10 @@ enum Command {
     Trajectories(commands::trajectories::TrajectoriesArgs),
     /// Persistent memory (MEMORY.md, USER.md): show, add, replace, remove, scan.
     Memory(commands::memory::MemoryArgs),
+    /// List the models a server offers, with their context lengths.
+    Models(commands::llm::ModelsArgs),
+    /// Send one tiny request to a model and print latency and usage.
+    Ping(commands::llm::PingArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +49,8 @@ fn main() -> ExitCode {
         Command::Sessions(args) => commands::sessions::run(&args),
         Command::Memory(args) => commands::memory::run(&args),
         Command::Trajectories(args) => commands::trajectories::run(&args),
+        Command::Models(args) => commands::llm::run_models(&args),
+        Command::Ping(args) => commands::llm::run_ping(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

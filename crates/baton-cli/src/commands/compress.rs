@@ -62,14 +62,32 @@ pub struct CompressArgs {
     #[arg(long)]
     pub focus: Option<String>,
 
-    /// `extractive` (offline, default) or `exec:COMMAND` (the prompt goes to COMMAND's stdin,
-    /// its stdout is the summary).
+    /// `extractive` (offline, default), `exec:COMMAND` (the prompt goes to COMMAND's stdin,
+    /// its stdout is the summary) or `llm` (a model server: see --llm-model, --llm-base-url,
+    /// --llm-provider; the key comes from the provider's environment variable).
     #[arg(long, default_value = "extractive")]
     pub summarizer: String,
 
     /// Seconds allowed for one summarizer call before falling back to the extractive summary.
     #[arg(long, default_value_t = 120)]
     pub summarizer_timeout: u64,
+
+    /// With --summarizer llm: the model that writes the summary.
+    #[arg(long)]
+    pub llm_model: Option<String>,
+
+    /// With --summarizer llm: the server's base URL (default: the provider's).
+    #[arg(long)]
+    pub llm_base_url: Option<String>,
+
+    /// With --summarizer llm: openai, anthropic, responses, ollama or lmstudio.
+    #[arg(long, default_value = "openai")]
+    pub llm_provider: String,
+
+    /// With --summarizer llm: environment variable holding the API key (default:
+    /// OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic).
+    #[arg(long)]
+    pub llm_api_key_env: Option<String>,
 
     /// Compress even under the threshold (like a manual /compress).
     #[arg(long)]
@@ -169,23 +187,49 @@ pub(crate) fn compressor_config(args: &CompressArgs) -> Result<CompressorConfig,
         protect_last_n: args.protect_last,
         context_length: args.context_length,
         pass_timeout: timeout,
-        summarizer: summarizer(&args.summarizer, timeout)?,
+        summarizer: summarizer(args, timeout)?,
         ..CompressorConfig::default()
     })
 }
 
-fn summarizer(spec: &str, timeout: Duration) -> Result<Arc<dyn Summarizer>, Failure> {
+fn summarizer(args: &CompressArgs, timeout: Duration) -> Result<Arc<dyn Summarizer>, Failure> {
+    let spec = args.summarizer.as_str();
     if spec == "extractive" {
         return Ok(Arc::new(ExtractiveSummarizer));
     }
+    if spec == "llm" {
+        return llm_summarizer(args, timeout);
+    }
     let Some(command) = spec.strip_prefix("exec:") else {
         return Err(Failure::BadInput(format!(
-            "unknown summarizer `{spec}`: expected `extractive` or `exec:COMMAND`"
+            "unknown summarizer `{spec}`: expected `extractive`, `llm` or `exec:COMMAND`"
         )));
     };
     ExecSummarizer::parse(command, timeout)
         .map(|s| Arc::new(s) as Arc<dyn Summarizer>)
         .map_err(|e| Failure::BadInput(e.to_string()))
+}
+
+/// The session's model as summarizer (no auxiliary model on the command line: the flags name
+/// exactly one).
+fn llm_summarizer(args: &CompressArgs, timeout: Duration) -> Result<Arc<dyn Summarizer>, Failure> {
+    let model = args
+        .llm_model
+        .clone()
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| Failure::BadInput("--summarizer llm needs --llm-model".into()))?;
+    let http = baton_llm::HttpSettings {
+        read_timeout: timeout,
+        ..baton_llm::HttpSettings::default()
+    };
+    let provider = crate::commands::llm::provider_from_flags(
+        &args.llm_provider,
+        args.llm_base_url.as_deref(),
+        args.llm_api_key_env.as_deref(),
+        http,
+    )?;
+    let route = baton_llm::summarizer::ModelRoute::new(provider, model);
+    Ok(Arc::new(baton_llm::LlmSummarizer::new(Some(route), None)))
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

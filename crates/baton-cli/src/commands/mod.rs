@@ -3,6 +3,7 @@
 pub mod compress;
 pub mod compress_session;
 pub mod io;
+pub mod llm;
 pub mod memory;
 pub mod sessions;
 pub mod tokens;

@@ -1,0 +1,235 @@
+//! `baton models` and `baton ping`: what a model server offers, and whether one tiny request
+//! gets through. Keys come from environment variables only, so they never land in shell
+//! history or process listings, and errors never print them.
+
+use crate::commands::Failure;
+use baton_core::message::Message;
+use baton_llm::{
+    ApiKey, ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
+    ProviderKind, RetryPolicy,
+};
+use clap::Args;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Which server to talk to, and how.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Server base URL (default: the provider's; for openai/responses $OPENAI_BASE_URL when set).
+    #[arg(long)]
+    pub base_url: Option<String>,
+
+    /// Wire format and listing API: openai, anthropic, responses, ollama, lmstudio.
+    #[arg(long, default_value = "openai")]
+    pub provider: String,
+
+    /// Environment variable holding the API key (default: OPENAI_API_KEY, or ANTHROPIC_API_KEY
+    /// for anthropic; none for ollama and lmstudio).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+
+    /// Seconds to wait for the server (connect and each read).
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PingArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    /// Model to ask (default: the first one the server lists).
+    #[arg(long)]
+    pub model: Option<String>,
+}
+
+/// Builds the provider the flags describe.
+pub fn provider_from_flags(
+    provider: &str,
+    base_url: Option<&str>,
+    api_key_env: Option<&str>,
+    http: HttpSettings,
+) -> Result<Arc<dyn Provider>, Failure> {
+    let kind = ProviderKind::parse(provider).ok_or_else(|| {
+        let known: Vec<&str> = ProviderKind::ALL.iter().map(|k| k.as_str()).collect();
+        Failure::BadInput(format!(
+            "unknown provider `{provider}`: expected one of {}",
+            known.join(", ")
+        ))
+    })?;
+    let key = match api_key_env {
+        Some(var) => Some(ApiKey::from_env(var).ok_or_else(|| {
+            Failure::BadInput(format!(
+                "environment variable {var} (from --api-key-env) is not set or empty"
+            ))
+        })?),
+        None => kind.default_key_env().and_then(ApiKey::from_env),
+    };
+    let env_base = matches!(kind, ProviderKind::OpenAi | ProviderKind::Responses)
+        .then(|| std::env::var("OPENAI_BASE_URL").ok())
+        .flatten()
+        .filter(|s| !s.trim().is_empty());
+    let mut config = ProviderConfig::new(kind).api_key(key).http(http);
+    config.base_url = base_url.map(str::to_string).or(env_base);
+    config.build().map_err(llm_failure)
+}
+
+fn http_settings(timeout: u64) -> HttpSettings {
+    let wait = Duration::from_secs(timeout.max(1));
+    HttpSettings {
+        connect_timeout: wait,
+        read_timeout: wait,
+        retry: RetryPolicy {
+            max_attempts: 2,
+            ..RetryPolicy::default()
+        },
+    }
+}
+
+/// Unreachable servers and bad settings are the user's input (exit 2); the rest exit 1.
+pub fn llm_failure(error: LlmError) -> Failure {
+    let text = error.to_string();
+    match error.kind() {
+        ErrorKind::Connect | ErrorKind::InvalidRequest => Failure::BadInput(text),
+        ErrorKind::Timeout
+            if matches!(
+                error,
+                LlmError::Timeout {
+                    phase: baton_llm::TimeoutPhase::Connect,
+                    ..
+                }
+            ) =>
+        {
+            Failure::BadInput(text)
+        }
+        _ => Failure::Other(text),
+    }
+}
+
+pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))
+}
+
+pub fn run_models(args: &ModelsArgs) -> Result<(), Failure> {
+    let s = &args.server;
+    let provider = provider_from_flags(
+        &s.provider,
+        s.base_url.as_deref(),
+        s.api_key_env.as_deref(),
+        http_settings(s.timeout),
+    )?;
+    let models = runtime()?
+        .block_on(provider.list_models())
+        .map_err(llm_failure)?;
+    if s.json {
+        let out = json!({
+            "provider": provider.name(),
+            "base_url": provider.base_url(),
+            "models": models,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(());
+    }
+    print_models_table(provider.as_ref(), &models);
+    Ok(())
+}
+
+fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
+    println!("{} models at {}", models.len(), provider.base_url());
+    let width = models
+        .iter()
+        .map(|m| m.id.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    println!("{:<width$}  {:>10}  SOURCE", "MODEL", "CONTEXT");
+    for m in models {
+        let context = m.context_length.map_or("?".to_string(), |n| n.to_string());
+        let source = m.context_source.as_deref().unwrap_or("-");
+        println!("{:<width$}  {:>10}  {}", m.id, context, source);
+    }
+}
+
+pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
+    let s = &args.server;
+    let provider = provider_from_flags(
+        &s.provider,
+        s.base_url.as_deref(),
+        s.api_key_env.as_deref(),
+        http_settings(s.timeout),
+    )?;
+    let runtime = runtime()?;
+    let model = match &args.model {
+        Some(m) if !m.trim().is_empty() => m.clone(),
+        Some(_) => return Err(Failure::BadInput("--model must not be empty".into())),
+        None => {
+            let models = runtime
+                .block_on(provider.list_models())
+                .map_err(llm_failure)?;
+            models.into_iter().next().map(|m| m.id).ok_or_else(|| {
+                Failure::BadInput(format!(
+                    "{} lists no models; pass --model",
+                    provider.base_url()
+                ))
+            })?
+        }
+    };
+    let mut request = ChatRequest::new(
+        model.clone(),
+        vec![Message::user("Reply with the single word: pong")],
+    );
+    request.max_output_tokens = Some(16);
+    let started = Instant::now();
+    let response = runtime
+        .block_on(provider.complete(&request))
+        .map_err(llm_failure)?;
+    let latency = started.elapsed();
+    let u = response.usage;
+    if s.json {
+        let out = json!({
+            "provider": provider.name(),
+            "base_url": provider.base_url(),
+            "model": model,
+            "answered_by": response.model,
+            "latency_ms": latency.as_millis() as u64,
+            "attempts": response.attempts,
+            "finish_reason": response.finish_reason.as_str(),
+            "reply": response.message.text(),
+            "usage": u,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(());
+    }
+    println!(
+        "{model} at {}: {} ms ({} attempt{})",
+        provider.base_url(),
+        latency.as_millis(),
+        response.attempts,
+        if response.attempts == 1 { "" } else { "s" }
+    );
+    println!(
+        "usage: input {} + cache read {} + cache write {} = prompt {}; output {} (reasoning {})",
+        u.input,
+        u.cache_read,
+        u.cache_write,
+        u.prompt(),
+        u.output,
+        u.reasoning
+    );
+    println!("reply: {}", response.message.text().trim());
+    Ok(())
+}

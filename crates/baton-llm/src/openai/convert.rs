@@ -1,0 +1,120 @@
+//! Chat Completions bodies ↔ canonical messages.
+//!
+//! The canonical model *is* the Chat Completions message format, so a request is the messages
+//! as they are (after the cache layout) and a response message is read with
+//! `Message::from_value`, which keeps every field it does not know (`refusal`, `annotations`,
+//! `reasoning_content`, provider extensions) for the round trip.
+
+use crate::errors::LlmError;
+use crate::request::ChatRequest;
+use crate::response::{ChatResponse, FinishReason};
+use baton_core::caching::{layout_for, strip_cache_markers};
+use baton_core::formats::anthropic::MARKER as ANTHROPIC_NOTES;
+use baton_core::message::Message;
+use baton_core::usage::{ApiShape, normalize_usage};
+use serde_json::{Map, Value, json};
+
+/// Response fields that have their own place in [`ChatResponse`].
+const OWN_FIELDS: [&str; 4] = ["id", "model", "choices", "usage"];
+
+/// The request body. `cache_route` is the provider id the cache layout decides on
+/// (`openrouter`, `nous`…; plain OpenAI caches by itself and gets no markers).
+pub(crate) fn request_body(req: &ChatRequest, cache_route: &str, stream: bool) -> Value {
+    let messages = req.full_messages();
+    let messages = match req.cache {
+        Some(ttl) => layout_for(cache_route, &req.model, &messages, ttl),
+        None => strip_cache_markers(&messages),
+    };
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert(
+        "messages".into(),
+        Value::Array(messages.iter().map(wire_message).collect()),
+    );
+    if !req.tools.is_empty() {
+        body.insert("tools".into(), Value::Array(req.tools.clone()));
+    }
+    if let Some(max) = req.max_output_tokens {
+        body.insert("max_tokens".into(), json!(max));
+    }
+    if let Some(t) = req.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if !req.stop.is_empty() {
+        body.insert("stop".into(), json!(req.stop));
+    }
+    if stream {
+        body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Value::Object(body)
+}
+
+/// A message as Chat Completions receives it: the canonical JSON without other converters'
+/// round-trip notes.
+pub(crate) fn wire_message(message: &Message) -> Value {
+    let mut value = message.to_value();
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove(ANTHROPIC_NOTES);
+    }
+    value
+}
+
+/// Reads a (non-streamed) Chat Completions response.
+pub(crate) fn parse_response(
+    provider: &str,
+    body: Value,
+    attempts: u32,
+) -> Result<ChatResponse, LlmError> {
+    let invalid = |message: String| LlmError::InvalidResponse {
+        provider: provider.to_string(),
+        message,
+    };
+    let Value::Object(obj) = body else {
+        return Err(invalid("the body is not a JSON object".into()));
+    };
+    let choice = obj
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .and_then(Value::as_object)
+        .ok_or_else(|| invalid("no `choices[0]` object".into()))?;
+    let message_value = choice
+        .get("message")
+        .cloned()
+        .ok_or_else(|| invalid("no `choices[0].message`".into()))?;
+    let message = Message::from_value(message_value, 0)
+        .map_err(|e| invalid(format!("choices[0].message: {e}")))?;
+    let finish_reason = choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .map_or(FinishReason::Unknown, FinishReason::parse);
+    let raw_usage = obj.get("usage").filter(|u| u.is_object()).cloned();
+    let usage = raw_usage
+        .as_ref()
+        .map(|u| normalize_usage(ApiShape::ChatCompletions, u))
+        .unwrap_or_default();
+    let mut metadata: Map<String, Value> = obj
+        .iter()
+        .filter(|(k, _)| !OWN_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let choice_rest: Map<String, Value> = choice
+        .iter()
+        .filter(|(k, _)| !["index", "message", "finish_reason"].contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !choice_rest.is_empty() {
+        metadata.insert("choice".into(), Value::Object(choice_rest));
+    }
+    Ok(ChatResponse {
+        message,
+        finish_reason,
+        usage,
+        raw_usage,
+        model: obj.get("model").and_then(Value::as_str).map(str::to_string),
+        id: obj.get("id").and_then(Value::as_str).map(str::to_string),
+        metadata,
+        attempts,
+    })
+}

@@ -1,0 +1,122 @@
+//! Server-sent events, parsed incrementally from the bytes as they arrive.
+//!
+//! Network chunks split lines (and UTF-8 characters) anywhere, so bytes are buffered until a
+//! line is complete; an event is dispatched at the blank line that ends it, as the SSE spec
+//! says. Comments (`:`-lines, used as keep-alives) and unknown fields are skipped.
+
+/// One event: its `event:` name, if any, and its `data:` lines joined with `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+/// Incremental parser state.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    pending: Vec<u8>,
+    event: Option<String>,
+    data: Vec<String>,
+}
+
+impl SseParser {
+    pub fn new() -> SseParser {
+        SseParser::default()
+    }
+
+    /// Feeds bytes; returns the events they completed.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        self.pending.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if let Some(event) = self.take_line(line) {
+                events.push(event);
+            }
+        }
+        events
+    }
+
+    /// The stream ended: an event still missing its blank line is dispatched if complete
+    /// lines of it arrived. Returns `true` in `has_partial_line` terms via [`Self::is_clean`].
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            let line = String::from_utf8_lossy(&rest).into_owned();
+            self.take_line(line.trim_end_matches('\r'));
+        }
+        self.dispatch()
+    }
+
+    fn take_line(&mut self, line: &str) -> Option<SseEvent> {
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        if line.starts_with(':') {
+            return None;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "event" => self.event = Some(value.to_string()),
+            "data" => self.data.push(value.to_string()),
+            _ => {}
+        }
+        None
+    }
+
+    fn dispatch(&mut self) -> Option<SseEvent> {
+        let event = self.event.take();
+        if self.data.is_empty() {
+            return None;
+        }
+        let data = std::mem::take(&mut self.data).join("\n");
+        Some(SseEvent { event, data })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_across_chunks_and_crlf() {
+        let mut p = SseParser::new();
+        let mut events = p.push(b"event: message_start\r\ndata: {\"a\"");
+        assert!(events.is_empty());
+        events.extend(p.push(b":1}\r\n\r\n: ping\n\ndata: x\ndata: y\n\n"));
+        assert_eq!(
+            events,
+            vec![
+                SseEvent {
+                    event: Some("message_start".into()),
+                    data: "{\"a\":1}".into()
+                },
+                SseEvent {
+                    event: None,
+                    data: "x\ny".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn utf8_split_inside_a_character() {
+        let mut p = SseParser::new();
+        let bytes = "data: é\n\n".as_bytes();
+        let mut events = p.push(&bytes[..7]);
+        events.extend(p.push(&bytes[7..]));
+        assert_eq!(events[0].data, "é");
+    }
+
+    #[test]
+    fn finish_flushes_an_unterminated_event() {
+        let mut p = SseParser::new();
+        assert!(p.push(b"data: [DONE]").is_empty());
+        assert_eq!(p.finish().map(|e| e.data), Some("[DONE]".into()));
+    }
+}
