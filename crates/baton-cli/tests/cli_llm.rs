@@ -306,3 +306,49 @@ fn compress_llm_without_a_model_is_bad_input() {
         .code(2)
         .stderr(predicate::str::contains("--llm-model"));
 }
+
+/// A summarizer that rejects the key leaves the conversation alone: exit 1 with the reason,
+/// no output file, and the key never printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compress_with_a_rejected_key_changes_nothing_and_says_why() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(401).set_body_raw(
+                json!({"error":{"message":"Incorrect API key provided: sk-compress-secret-24680"}})
+                    .to_string(),
+                "application/json",
+            ),
+        )
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.jsonl");
+    let input = sample("claude-code-session.jsonl");
+    let url = format!("{}/v1", server.uri());
+    let out = run(
+        strings(&[
+            "compress",
+            "--force",
+            "--context-length",
+            "64000",
+            "--summarizer",
+            "llm",
+            "--llm-model",
+            "summary-model",
+            "--llm-base-url",
+            &url,
+            "-o",
+            out_path.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ]),
+        vec![("OPENAI_API_KEY", "sk-compress-secret-24680")],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("summarizer is unavailable"), "{stderr}");
+    assert!(stderr.contains("auth"), "{stderr}");
+    assert!(!stderr.contains("24680"), "{stderr}");
+    assert!(!out_path.exists(), "nothing was written");
+}

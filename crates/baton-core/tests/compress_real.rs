@@ -309,6 +309,45 @@ fn failing_summarizer_falls_back_to_the_extractive_summary() {
 }
 
 #[test]
+fn an_unavailable_summarizer_leaves_the_conversation_unchanged_and_says_why() {
+    struct NoKey;
+    impl Summarizer for NoKey {
+        fn name(&self) -> String {
+            "llm".into()
+        }
+        fn summarize<'a>(
+            &'a self,
+            _: SummaryInput<'a>,
+        ) -> BoxFuture<'a, Result<String, SummaryError>> {
+            Box::pin(std::future::ready(Err(SummaryError::Unavailable {
+                summarizer: "llm".into(),
+                reason: "auth".into(),
+                message: "401 invalid api key".into(),
+            })))
+        }
+    }
+    let messages = transcript_with_secrets();
+    let config = CompressorConfig {
+        context_length: 8_000,
+        protect_last_n: 3,
+        summarizer: Arc::new(NoKey),
+        ..CompressorConfig::default()
+    };
+    let result = compress(&messages, config);
+    let Outcome::Unavailable { reason } = &result.outcome else {
+        panic!("expected Unavailable, got {:?}", result.outcome);
+    };
+    assert!(
+        reason.contains("auth") && reason.contains("401"),
+        "{reason}"
+    );
+    assert_eq!(result.messages, messages, "not even pruned");
+    assert_eq!(result.summary, None);
+    assert_eq!(result.tokens_after, result.tokens_before);
+    assert!(!result.fallback_used);
+}
+
+#[test]
 fn oversized_summary_escalates_instead_of_being_installed() {
     struct Verbose;
     impl Summarizer for Verbose {

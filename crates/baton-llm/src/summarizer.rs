@@ -390,6 +390,11 @@ impl Summarizer for LlmSummarizer {
             self.summarize_prompt(input.prompt)
                 .await
                 .map_err(|failure| match failure.kind {
+                    _ if failure.leaves_conversation_unchanged() => SummaryError::Unavailable {
+                        summarizer: name,
+                        reason: failure.kind.as_str().to_string(),
+                        message: failure.to_string(),
+                    },
                     SummaryFailureKind::Timeout => SummaryError::Timeout {
                         summarizer: name,
                         seconds: 0,

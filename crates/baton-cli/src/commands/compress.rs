@@ -160,6 +160,13 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
             focus_topic: args.focus.as_deref(),
             force: args.force,
         }));
+        if let Outcome::Unavailable { reason } = &result.outcome {
+            // Nothing is written: a copy of the input under the output name would look like
+            // a compaction that happened.
+            return Err(Failure::Other(format!(
+                "{label}: not compressed, the summarizer is unavailable: {reason}"
+            )));
+        }
         out.messages = result.messages.clone();
         results.push(result);
     }
@@ -255,9 +262,11 @@ fn report(args: &CompressArgs, label: &str, doc: &Document, results: &[Compressi
 
 pub(crate) fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String {
     let outcome = match &r.outcome {
-        Outcome::Blocked { reason } => CompressionOutcome::Aborted {
-            reason: Some(reason.clone()),
-        },
+        Outcome::Blocked { reason } | Outcome::Unavailable { reason } => {
+            CompressionOutcome::Aborted {
+                reason: Some(reason.clone()),
+            }
+        }
         _ if r.fallback_used => CompressionOutcome::Fallback {
             dropped: None,
             reason: r.escalations.last().cloned(),

@@ -50,6 +50,11 @@ pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
     }));
     let child = match &result.outcome {
         Outcome::NoOp { .. } | Outcome::Blocked { .. } => None,
+        Outcome::Unavailable { reason } => {
+            return Err(Failure::Other(format!(
+                "session {tip} not compressed, the summarizer is unavailable: {reason}"
+            )));
+        }
         Outcome::Compressed | Outcome::PrunedOnly => Some(
             store
                 .start_continuation(&tip, &result.messages)

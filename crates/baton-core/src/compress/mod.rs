@@ -96,6 +96,10 @@ pub enum Outcome {
     NoOp { reason: String },
     /// Automatic compaction refused by the guard; `reason` is shown to the user.
     Blocked { reason: String },
+    /// The summarizer could not be used (authentication, quota, network, no provider): the
+    /// conversation is returned exactly as it was, not even pruned, and `reason` is shown to
+    /// the user.
+    Unavailable { reason: String },
 }
 
 /// The result of `compress`: the new messages plus what happened.

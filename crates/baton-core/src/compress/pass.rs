@@ -196,6 +196,19 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         span_tokens,
     };
     let chosen = choose_summary(&ctx, &request, budget).await;
+    if let Some(reason) = chosen.unavailable {
+        // Not even the pruning is kept: the user decides what to do (fix the key, wait, or
+        // choose another summarizer) with the conversation exactly as it was.
+        return PassReport {
+            result: CompressionResult::unchanged(
+                ctx.messages,
+                ctx.tokens_before,
+                Outcome::Unavailable { reason },
+            ),
+            primary_failure: chosen.primary_failure,
+            primary_succeeded: false,
+        };
+    }
 
     let (body, gate) = check_and_repair(&redact(&chosen.body), &ledger);
     let body = fit_to_budget(&body, budget);
@@ -394,6 +407,8 @@ struct Chosen {
     escalations: Vec<String>,
     primary_failure: Option<FailureKind>,
     primary_succeeded: bool,
+    /// The summarizer could not be used at all ([`SummaryError::Unavailable`]).
+    unavailable: Option<String>,
 }
 
 /// The escalation ladder: configured summarizer → the same, asked for half the size (when it
@@ -415,6 +430,7 @@ async fn choose_summary(ctx: &PassContext<'_>, req: &SummaryRequest<'_>, budget:
                             escalations,
                             primary_failure: None,
                             primary_succeeded: true,
+                            unavailable: None,
                         };
                     }
                     Some(why) => escalations.push(format!(
@@ -427,6 +443,17 @@ async fn choose_summary(ctx: &PassContext<'_>, req: &SummaryRequest<'_>, budget:
                         }
                     )),
                 },
+                Err(e @ SummaryError::Unavailable { .. }) => {
+                    return Chosen {
+                        body: String::new(),
+                        by: ctx.summarizer.name(),
+                        fallback_used: false,
+                        escalations,
+                        primary_failure: Some(FailureKind::Other),
+                        primary_succeeded: false,
+                        unavailable: Some(e.to_string()),
+                    };
+                }
                 Err(e) => {
                     primary_failure = Some(match e {
                         SummaryError::Timeout { .. } => FailureKind::Timeout,
@@ -464,6 +491,7 @@ async fn choose_summary(ctx: &PassContext<'_>, req: &SummaryRequest<'_>, budget:
         escalations,
         primary_failure,
         primary_succeeded: false,
+        unavailable: None,
     }
 }
 

@@ -67,4 +67,15 @@ pub enum SummaryError {
     Timeout { summarizer: String, seconds: u64 },
     #[error("summarizer `{summarizer}` returned an empty summary")]
     Empty { summarizer: String },
+    /// The summarizer cannot be used at all right now: authentication or quota failed, the
+    /// network is down, or no provider is configured. Nothing is wrong with the turns, so the
+    /// compressor leaves the conversation unchanged and reports this rather than installing a
+    /// weaker summary the user did not ask for.
+    #[error("summarizer `{summarizer}` is unavailable ({reason}): {message}")]
+    Unavailable {
+        summarizer: String,
+        /// What failed, e.g. `auth`, `quota`, `network`, `no provider`.
+        reason: String,
+        message: String,
+    },
 }
