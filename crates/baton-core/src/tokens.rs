@@ -16,6 +16,7 @@
 use crate::conversation::Conversation;
 use crate::message::{Content, ContentPart, Message, PartKind};
 use serde_json::Value;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -190,14 +191,49 @@ fn is_dense_script(c: char) -> bool {
 }
 
 /// Exact BPE counts for one of the OpenAI encodings.
+///
+/// Each thread counts with its own `CoreBPE`, built on the thread's first count. A shared
+/// `CoreBPE` does not scale: it keeps "per-thread" clones of its pretokenizer regex, but
+/// cloning a `fancy_regex::Regex` shares the compiled program and with it one pool of match
+/// scratch space and DFA caches. Only the first thread to use that pool gets its lock-free
+/// path; every other thread takes a mutex-guarded slow path on every regex match. Profiling
+/// `baton trajectories compress --threads 2` put about a third of the second worker's time in
+/// `Pool::get_slow` / `put_value` / `PoolGuard::drop`. The cost of the fix is memory: one set
+/// of BPE tables (about 40 MB for o200k_base) per counting thread.
 #[derive(Debug, Clone, Copy)]
 pub struct BpeCounter(Encoding);
 
+thread_local! {
+    /// This thread's tokenizers, `[o200k_base, cl100k_base]`, built on first use; `None` if
+    /// building failed (never for the built-in tables), which falls back to the shared one.
+    static THREAD_BPE: [OnceCell<Option<CoreBPE>>; 2] = const { [OnceCell::new(), OnceCell::new()] };
+}
+
 impl BpeCounter {
-    fn bpe(&self) -> &'static CoreBPE {
+    /// The process-wide `CoreBPE`: the fallback.
+    fn shared(&self) -> &'static CoreBPE {
         match self.0 {
             Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton(),
             _ => tiktoken_rs::o200k_base_singleton(),
+        }
+    }
+
+    /// Runs `f` with this thread's own `CoreBPE`.
+    fn with_bpe<T>(&self, f: impl FnOnce(&CoreBPE) -> T) -> T {
+        let (slot, build): (usize, fn() -> Option<CoreBPE>) = match self.0 {
+            Encoding::Cl100k => (1, || tiktoken_rs::cl100k_base().ok()),
+            _ => (0, || tiktoken_rs::o200k_base().ok()),
+        };
+        let mut f = Some(f);
+        let own = THREAD_BPE.try_with(|slots| {
+            let bpe = slots[slot].get_or_init(build).as_ref()?;
+            f.take().map(|f| f(bpe))
+        });
+        match (own, f) {
+            (Ok(Some(out)), _) => out,
+            // Thread-local storage gone (thread exiting) or the build failed.
+            (_, Some(f)) => f(self.shared()),
+            (_, None) => unreachable!("the closure ran but produced no value"),
         }
     }
 }
@@ -215,7 +251,7 @@ impl TokenCounter for BpeCounter {
             return 0;
         }
         // `count_ordinary` treats `<|endoftext|>` in user text as text, as the API does.
-        self.bpe().count_ordinary(text)
+        self.with_bpe(|bpe| bpe.count_ordinary(text))
     }
 
     fn is_exact(&self) -> bool {
