@@ -1,5 +1,5 @@
 //! `baton trajectories compress` end to end: real samples, refusals, on-error exit codes, the
-//! `llm` placeholder, and a real SIGINT followed by `--resume`.
+//! `llm` summarizer against a loopback server, and a real SIGINT followed by `--resume`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -123,7 +123,7 @@ fn refuses_to_overwrite_the_input_or_an_existing_output() {
 }
 
 #[test]
-fn llm_summarizer_is_refused_clearly() {
+fn llm_summarizer_needs_a_model() {
     let dir = tempfile::tempdir().unwrap();
     let input = mixed_samples(dir.path());
     baton()
@@ -133,7 +133,95 @@ fn llm_summarizer_is_refused_clearly() {
         .arg(dir.path().join("o.jsonl"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not available in this build yet"));
+        .stderr(predicate::str::contains(
+            "--summarizer llm needs --llm-model",
+        ));
+}
+
+/// `--summarizer llm` against a real loopback server: the server's summary is what the
+/// compressed records carry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_summaries_come_from_the_model_server() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    let body = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../baton-llm/tests/fixtures/openai_summary_completion.json"),
+    )
+    .unwrap();
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("tau.jsonl");
+    std::fs::copy(sample("tau-bench-airline.jsonl"), &input).unwrap();
+    let out = dir.path().join("o.jsonl");
+    let metrics = dir.path().join("m.jsonl");
+    let url = format!("{}/v1", server.uri());
+    let args: Vec<String> = [
+        "trajectories",
+        "compress",
+        "--target-max-tokens",
+        "2000",
+        "--summarizer",
+        "llm",
+        "--llm-model",
+        "summary-model",
+        "--llm-base-url",
+        &url,
+        "--metrics",
+        metrics.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let status = tokio::task::spawn_blocking(move || {
+        baton()
+            .env("OPENAI_API_KEY", "sk-test-not-printed")
+            .args(args)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    let summarized = written
+        .lines()
+        .filter(|l| l.contains("[CONTEXT SUMMARY]:"))
+        .count();
+    assert!(summarized > 0, "no record was summarized");
+    assert_eq!(
+        summarized,
+        written
+            .lines()
+            .filter(|l| l.contains("Fix the failing build"))
+            .count(),
+        "every summary is the server's"
+    );
+    assert!(!server.received_requests().await.unwrap().is_empty());
+    let rows: Vec<Value> = std::fs::read_to_string(&metrics)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let compressed = rows.iter().filter(|r| r["action"] == "compressed").count();
+    assert_eq!(compressed, summarized, "{:?}", rows.first());
+    assert!(
+        rows.iter().all(|r| r["summarizer_failed"] == false),
+        "a summarizer call failed: {:?}",
+        rows.iter().find(|r| r["summarizer_failed"] != false)
+    );
 }
 
 #[test]

@@ -5,17 +5,14 @@
 
 use crate::commands::Failure;
 use crate::commands::io::{read_input, write_output};
+use crate::commands::summarizer_choice::{self, LlmFlags};
 use baton_core::compress::{CompressionResult, CompressorConfig, Outcome};
 use baton_core::engine::{CompressRequest, EngineRegistry};
 use baton_core::feedback::{CompressionOutcome, CompressionReport};
 use baton_core::formats::{Document, FormatName};
-use baton_core::summary::Summarizer;
-use baton_core::summary::exec::ExecSummarizer;
-use baton_core::summary::extractive::ExtractiveSummarizer;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -72,22 +69,8 @@ pub struct CompressArgs {
     #[arg(long, default_value_t = 120)]
     pub summarizer_timeout: u64,
 
-    /// With --summarizer llm: the model that writes the summary.
-    #[arg(long)]
-    pub llm_model: Option<String>,
-
-    /// With --summarizer llm: the server's base URL (default: the provider's).
-    #[arg(long)]
-    pub llm_base_url: Option<String>,
-
-    /// With --summarizer llm: openai, anthropic, responses, ollama or lmstudio.
-    #[arg(long, default_value = "openai")]
-    pub llm_provider: String,
-
-    /// With --summarizer llm: environment variable holding the API key (default:
-    /// OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic).
-    #[arg(long)]
-    pub llm_api_key_env: Option<String>,
+    #[command(flatten)]
+    pub llm: LlmFlags,
 
     /// Compress even under the threshold (like a manual /compress).
     #[arg(long)]
@@ -194,49 +177,9 @@ pub(crate) fn compressor_config(args: &CompressArgs) -> Result<CompressorConfig,
         protect_last_n: args.protect_last,
         context_length: args.context_length,
         pass_timeout: timeout,
-        summarizer: summarizer(args, timeout)?,
+        summarizer: summarizer_choice::build(&args.summarizer, &args.llm, timeout)?,
         ..CompressorConfig::default()
     })
-}
-
-fn summarizer(args: &CompressArgs, timeout: Duration) -> Result<Arc<dyn Summarizer>, Failure> {
-    let spec = args.summarizer.as_str();
-    if spec == "extractive" {
-        return Ok(Arc::new(ExtractiveSummarizer));
-    }
-    if spec == "llm" {
-        return llm_summarizer(args, timeout);
-    }
-    let Some(command) = spec.strip_prefix("exec:") else {
-        return Err(Failure::BadInput(format!(
-            "unknown summarizer `{spec}`: expected `extractive`, `llm` or `exec:COMMAND`"
-        )));
-    };
-    ExecSummarizer::parse(command, timeout)
-        .map(|s| Arc::new(s) as Arc<dyn Summarizer>)
-        .map_err(|e| Failure::BadInput(e.to_string()))
-}
-
-/// The session's model as summarizer (no auxiliary model on the command line: the flags name
-/// exactly one).
-fn llm_summarizer(args: &CompressArgs, timeout: Duration) -> Result<Arc<dyn Summarizer>, Failure> {
-    let model = args
-        .llm_model
-        .clone()
-        .filter(|m| !m.trim().is_empty())
-        .ok_or_else(|| Failure::BadInput("--summarizer llm needs --llm-model".into()))?;
-    let http = baton_llm::HttpSettings {
-        read_timeout: timeout,
-        ..baton_llm::HttpSettings::default()
-    };
-    let provider = crate::commands::llm::provider_from_flags(
-        &args.llm_provider,
-        args.llm_base_url.as_deref(),
-        args.llm_api_key_env.as_deref(),
-        http,
-    )?;
-    let route = baton_llm::summarizer::ModelRoute::new(provider, model);
-    Ok(Arc::new(baton_llm::LlmSummarizer::new(Some(route), None)))
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -6,6 +6,7 @@ pub mod io;
 pub mod llm;
 pub mod memory;
 pub mod sessions;
+pub mod summarizer_choice;
 pub mod tokens;
 pub mod trajectories;
 

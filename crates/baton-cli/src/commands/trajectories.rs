@@ -7,9 +7,7 @@
 //! (the output then holds only complete records; `--resume` continues).
 
 use crate::commands::Failure;
-use baton_core::summary::Summarizer;
-use baton_core::summary::exec::ExecSummarizer;
-use baton_core::summary::extractive::ExtractiveSummarizer;
+use crate::commands::summarizer_choice::{self, LlmFlags};
 use baton_core::tokens::Encoding;
 use baton_core::trajectory::compress::DEFAULT_SUMMARY_NOTICE;
 use baton_core::trajectory::resume::{
@@ -24,7 +22,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Malformed-record warnings printed before they are only counted.
@@ -75,9 +72,13 @@ pub struct CompressTrajectoriesArgs {
     pub encoding: Encoding,
 
     /// `extractive` (offline, deterministic), `exec:COMMAND` (prompt on stdin, summary on
-    /// stdout), or `llm` (not in this build yet).
+    /// stdout), or `llm` (a model server: see --llm-model, --llm-base-url, --llm-provider; the
+    /// key comes from the provider's environment variable).
     #[arg(long, default_value = "extractive")]
     pub summarizer: String,
+
+    #[command(flatten)]
+    pub llm: LlmFlags,
 
     /// Seconds allowed for one summarizer call; on failure the extractive summary is used and
     /// the record's metrics say so.
@@ -137,8 +138,9 @@ pub fn run(args: &TrajectoriesArgs) -> Result<(), Failure> {
 }
 
 fn compress(args: &CompressTrajectoriesArgs) -> Result<(), Failure> {
-    let summarizer = summarizer(
+    let summarizer = summarizer_choice::build(
         &args.summarizer,
+        &args.llm,
         Duration::from_secs(args.summarizer_timeout.max(1)),
     )?;
     let input_label = args.input.display().to_string();
@@ -228,25 +230,6 @@ fn compress(args: &CompressTrajectoriesArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
-}
-
-fn summarizer(spec: &str, timeout: Duration) -> Result<Arc<dyn Summarizer>, Failure> {
-    match spec {
-        "extractive" => Ok(Arc::new(ExtractiveSummarizer)),
-        "llm" => Err(Failure::BadInput(
-            "the `llm` summarizer is not available in this build yet; use `extractive` or `exec:COMMAND`".into(),
-        )),
-        _ => {
-            let Some(command) = spec.strip_prefix("exec:") else {
-                return Err(Failure::BadInput(format!(
-                    "unknown summarizer `{spec}`: expected `extractive`, `exec:COMMAND` or `llm`"
-                )));
-            };
-            ExecSummarizer::parse(command, timeout)
-                .map(|s| Arc::new(s) as Arc<dyn Summarizer>)
-                .map_err(|e| Failure::BadInput(e.to_string()))
-        }
-    }
 }
 
 /// `data.jsonl` → `data_compressed.jsonl`, as the reference tool names its output.
