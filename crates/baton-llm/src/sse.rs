@@ -4,6 +4,33 @@
 //! line is complete; an event is dispatched at the blank line that ends it, as the SSE spec
 //! says. Comments (`:`-lines, used as keep-alives) and unknown fields are skipped.
 
+/// The end of a streamed answer: the assembled response when the stream ended as its protocol
+/// says, else [`LlmError::Interrupted`] holding what arrived and why it stopped (the read
+/// failed, the server sent an error event, or the stream closed before `final_event`).
+pub(crate) fn finish_stream(
+    provider: String,
+    read: Result<(), crate::errors::LlmError>,
+    server_error: Option<String>,
+    complete: bool,
+    final_event: &str,
+    response: Result<crate::response::ChatResponse, crate::errors::LlmError>,
+) -> Result<crate::response::ChatResponse, crate::errors::LlmError> {
+    let why = match (read, server_error) {
+        (_, Some(error)) => format!(
+            "the server sent an error in the stream: {}",
+            crate::errors::bound(&error)
+        ),
+        (Err(e), None) => e.to_string(),
+        (Ok(()), None) if !complete => format!("the stream ended before {final_event}"),
+        (Ok(()), None) => return response,
+    };
+    Err(crate::errors::LlmError::Interrupted {
+        provider,
+        partial: Box::new(response?),
+        message: why,
+    })
+}
+
 /// One event: its `event:` name, if any, and its `data:` lines joined with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {

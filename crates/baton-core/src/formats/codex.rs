@@ -403,10 +403,11 @@ impl Builder {
     }
 }
 
-/// The `reasoning_details` entries of one reasoning item: its summaries, its plain reasoning
-/// text when logged, and the encrypted blob (only the provider can read it, but it is what a
+/// The `reasoning_details` entries of one OpenAI Responses reasoning item (Codex logs them
+/// verbatim; `baton-llm` reads them from live responses): its summaries, its plain reasoning
+/// text when present, and the encrypted blob (only the provider can read it, but it is what a
 /// replay to the Responses API needs).
-fn reasoning_entries(p: &Object) -> Vec<Value> {
+pub fn reasoning_entries(p: &Object) -> Vec<Value> {
     let id = p.get("id").filter(|v| v.is_string());
     let entry = |ty: &str, key: &str, value: Value| {
         let mut e = Object::new();

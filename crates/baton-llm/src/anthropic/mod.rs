@@ -54,21 +54,16 @@ impl AnthropicClient {
             })
             .await;
         let provider = self.transport.provider.clone();
-        let why = match (read, assembler.error.take()) {
-            (_, Some(error)) => format!(
-                "the server sent an error in the stream: {}",
-                crate::errors::bound(&error)
-            ),
-            (Err(e), None) => e.to_string(),
-            (Ok(()), None) if !assembler.done => "the stream ended before `message_stop`".into(),
-            (Ok(()), None) => return assembler.finish(&provider, attempts),
-        };
-        let partial = assembler.finish(&provider, attempts)?;
-        Err(LlmError::Interrupted {
+        let error = assembler.error.take();
+        let response = assembler.finish(&provider, attempts);
+        crate::sse::finish_stream(
             provider,
-            partial: Box::new(partial),
-            message: why,
-        })
+            read,
+            error,
+            assembler.done,
+            "`message_stop`",
+            response,
+        )
     }
 }
 

@@ -61,28 +61,17 @@ impl OpenAiClient {
             .read_sse(response, |event| assembler.on_data(&event.data, sink))
             .await;
         let provider = self.transport.provider.clone();
-        let partial = || Box::new(assembler.finish(attempts));
-        match (read, &assembler.error) {
-            (_, Some(error)) => Err(LlmError::Interrupted {
-                provider,
-                partial: partial(),
-                message: format!(
-                    "the server sent an error in the stream: {}",
-                    crate::errors::bound(error)
-                ),
-            }),
-            (Err(e), None) => Err(LlmError::Interrupted {
-                provider,
-                partial: partial(),
-                message: e.to_string(),
-            }),
-            (Ok(()), None) if !assembler.is_complete() => Err(LlmError::Interrupted {
-                provider,
-                partial: partial(),
-                message: "the stream ended before the answer was complete".into(),
-            }),
-            (Ok(()), None) => Ok(assembler.finish(attempts)),
-        }
+        let error = assembler.error.clone();
+        let complete = assembler.is_complete();
+        let response = Ok(assembler.finish(attempts));
+        crate::sse::finish_stream(
+            provider,
+            read,
+            error,
+            complete,
+            "the answer was complete",
+            response,
+        )
     }
 }
 

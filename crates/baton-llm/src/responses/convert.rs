@@ -15,7 +15,7 @@
 use crate::errors::LlmError;
 use crate::request::ChatRequest;
 use crate::response::{ChatResponse, FinishReason};
-use baton_core::formats::codex::REASONING_FORMAT;
+use baton_core::formats::codex::{REASONING_FORMAT, reasoning_entries};
 use baton_core::message::{Content, ContentPart, FunctionCall, Message, Role, ToolCall};
 use baton_core::usage::{ApiShape, normalize_usage};
 use serde_json::{Map, Value, json};
@@ -255,7 +255,9 @@ pub(crate) fn message_from_output(output: &[Value]) -> Message {
                     }
                 }
             }
-            Some("reasoning") => reasoning.extend(reasoning_entries(item)),
+            Some("reasoning") => {
+                reasoning.extend(item.as_object().map(reasoning_entries).unwrap_or_default())
+            }
             Some("function_call") => calls.push(function_call(item)),
             _ => {}
         }
@@ -300,34 +302,4 @@ fn function_call(item: &Value) -> ToolCall {
         },
         extra,
     }
-}
-
-/// Same entry shape as `baton-core`'s Codex loader.
-fn reasoning_entries(item: &Value) -> Vec<Value> {
-    let id = item.get("id").filter(|v| v.is_string());
-    let entry = |ty: &str, key: &str, value: Value| {
-        let mut e = Object::new();
-        e.insert("type".into(), ty.into());
-        e.insert(key.into(), value);
-        if let Some(id) = id {
-            e.insert("id".into(), id.clone());
-        }
-        e.insert("format".into(), REASONING_FORMAT.into());
-        Value::Object(e)
-    };
-    let mut out = Vec::new();
-    for s in item
-        .get("summary")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(text) = s.get("text").and_then(Value::as_str) {
-            out.push(entry("reasoning.summary", "summary", text.into()));
-        }
-    }
-    if let Some(data) = item.get("encrypted_content").filter(|v| v.is_string()) {
-        out.push(entry("reasoning.encrypted", "data", data.clone()));
-    }
-    out
 }

@@ -47,23 +47,17 @@ impl ResponsesClient {
             .read_sse(response, |event| assembler.on_event(&event.data, sink))
             .await;
         let provider = self.transport.provider.clone();
-        let why = match (read, assembler.error.take()) {
-            (_, Some(error)) => format!(
-                "the server sent an error in the stream: {}",
-                crate::errors::bound(&error)
-            ),
-            (Err(e), None) => e.to_string(),
-            (Ok(()), None) if !assembler.done() => {
-                "the stream ended before `response.completed`".into()
-            }
-            (Ok(()), None) => return assembler.finish(&provider, attempts),
-        };
-        let partial = assembler.finish(&provider, attempts)?;
-        Err(LlmError::Interrupted {
+        let error = assembler.error.take();
+        let complete = assembler.done();
+        let response = assembler.finish(&provider, attempts);
+        crate::sse::finish_stream(
             provider,
-            partial: Box::new(partial),
-            message: why,
-        })
+            read,
+            error,
+            complete,
+            "`response.completed`",
+            response,
+        )
     }
 }
 
