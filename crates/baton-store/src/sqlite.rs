@@ -291,13 +291,13 @@ impl SqliteStore {
         let sql = if self.has_raw_json {
             "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, \
              timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
-             codex_reasoning_items, codex_message_items, raw_json) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+             codex_reasoning_items, codex_message_items, token_count, raw_json) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
         } else {
             "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, \
              timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
-             codex_reasoning_items, codex_message_items) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+             codex_reasoning_items, codex_message_items, token_count) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
         };
         let mut stmt = tx.prepare_cached(sql)?;
         let base = session::now();
@@ -322,6 +322,7 @@ impl SqliteStore {
                 row.reasoning_details,
                 row.codex_reasoning_items,
                 row.codex_message_items,
+                row.token_count,
             ];
             if self.has_raw_json {
                 let mut all: Vec<&dyn rusqlite::ToSql> = p.to_vec();
@@ -482,6 +483,8 @@ impl SessionStore for SqliteStore {
                         codex_reasoning_items: r.get(10)?,
                         codex_message_items: r.get(11)?,
                         raw_json: r.get(12)?,
+                        // Not read back: messages are rebuilt from their content.
+                        token_count: None,
                     },
                 ))
             })?;

@@ -186,3 +186,28 @@ fn export_writes_one_message_per_line_in_our_format() {
         .collect();
     assert_eq!(parsed, conv);
 }
+
+/// Each row carries the reference's `token_count`: the rough estimate of that message.
+#[test]
+fn rows_record_each_messages_estimated_token_count() {
+    use baton_core::tokens::{RoughCounter, TokenCounter};
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    session(&store, "s");
+    let messages = conversation();
+    store.append_messages("s", &messages).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let counts: Vec<i64> = c
+        .prepare("SELECT token_count FROM messages ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let expected: Vec<i64> = messages
+        .iter()
+        .map(|m| RoughCounter.count_message(m) as i64)
+        .collect();
+    assert_eq!(counts, expected);
+    assert!(counts.iter().all(|&n| n > 0));
+}
