@@ -146,3 +146,45 @@ fn show_and_export_accept_a_title() {
         .code(2)
         .stderr(predicate::str::contains("`Fix the lexer`"));
 }
+
+/// `search` takes the store's filters: source, session, role and a time range.
+#[test]
+fn search_filters_by_source_session_role_and_time() {
+    let (_dir, db, id) = database();
+    let hits = |extra: &[&str]| -> usize {
+        let out = baton()
+            .args(["sessions", "--json", "--db"])
+            .arg(&db)
+            .args(["search", "parser"])
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice::<serde_json::Value>(&out)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let all = hits(&[]);
+    assert!(all >= 2, "{all}");
+    assert_eq!(hits(&["--source", "cli"]), all);
+    assert_eq!(hits(&["--source", "telegram"]), 0);
+    assert_eq!(hits(&["--session", &id]), all);
+    assert_eq!(hits(&["--session", "other"]), 0);
+    assert_eq!(hits(&["--role", "tool"]), 1);
+    assert_eq!(hits(&["--since", "2000-01-01T00:00:00Z"]), all);
+    assert_eq!(hits(&["--since", "2999-01-01T00:00:00Z"]), 0);
+    assert_eq!(hits(&["--until", "2000-01-01T00:00:00Z"]), 0);
+    baton()
+        .args(["sessions", "--db"])
+        .arg(&db)
+        .args(["search", "parser", "--since", "last week"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "`last week` is not an RFC 3339 time",
+        ));
+}

@@ -79,6 +79,20 @@ fn raw_transcripts_import_faithfully_and_only_once() {
         .filter_map(baton_store::session::parse_rfc3339)
         .collect();
     assert_eq!(session.started_at, stamps[0]);
+    // Its messages are stamped at the session's own time, not at the import.
+    let first_message_at = store
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT MIN(timestamp) FROM messages WHERE session_id = ?1",
+                [id],
+                |r| r.get::<_, f64>(0),
+            )?)
+        })
+        .unwrap();
+    assert!(
+        (first_message_at - stamps[0]).abs() < 1e-3,
+        "{first_message_at}"
+    );
     assert_eq!(session.ended_at, stamps.last().copied());
     let mut by_id = std::collections::BTreeMap::new();
     for r in records.iter().filter(|r| r["type"] == "assistant") {

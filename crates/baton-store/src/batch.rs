@@ -36,7 +36,8 @@ impl SqliteStore {
             for (b, id) in batch.iter().zip(&ids) {
                 insert_session(tx, id, &b.session)?;
                 if !b.messages.is_empty() {
-                    self.append_in_tx(tx, id, b.messages)?;
+                    let at = b.session.started_at.unwrap_or_else(session::now);
+                    self.append_in_tx(tx, id, b.messages, at)?;
                 }
                 if let Some((usage, calls)) = &b.usage {
                     add_usage_in_tx(tx, id, usage, None, *calls)?;

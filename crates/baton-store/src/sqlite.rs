@@ -279,6 +279,7 @@ impl SqliteStore {
         tx: &Transaction<'_>,
         session_id: &str,
         messages: &[Message],
+        base: f64,
     ) -> Result<()> {
         let mut call_names = if messages
             .iter()
@@ -300,7 +301,6 @@ impl SqliteStore {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
         };
         let mut stmt = tx.prepare_cached(sql)?;
-        let base = session::now();
         for (k, m) in messages.iter().enumerate() {
             for call in m.calls() {
                 call_names.insert(call.id.clone(), call.function.name.clone());
@@ -338,11 +338,15 @@ impl SqliteStore {
         Ok(())
     }
     /// Appends messages inside an open transaction and bumps the session's counters.
+    /// `at` is the time stamped on the messages (Unix seconds, bumped by a microsecond each so
+    /// a batch stays ordered by time as well as by id): now for live turns, the session's own
+    /// start for imported history.
     pub(crate) fn append_in_tx(
         &self,
         tx: &Transaction<'_>,
         session_id: &str,
         messages: &[Message],
+        at: f64,
     ) -> Result<()> {
         require_session(tx, session_id)?;
         let tool_calls: usize = messages
@@ -350,7 +354,7 @@ impl SqliteStore {
             .filter_map(|m| m.tool_calls.as_ref())
             .map(Vec::len)
             .sum();
-        self.insert_rows(tx, session_id, messages)?;
+        self.insert_rows(tx, session_id, messages, at)?;
         tx.prepare_cached(
             "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?1, \
              tool_call_count = COALESCE(tool_call_count, 0) + ?2 WHERE id = ?3",
@@ -457,7 +461,7 @@ impl SessionStore for SqliteStore {
         if messages.is_empty() {
             return self.read(|c| require_session(c, session_id));
         }
-        self.write(|tx| self.append_in_tx(tx, session_id, messages))
+        self.write(|tx| self.append_in_tx(tx, session_id, messages, session::now()))
     }
 
     fn messages(&self, session_id: &str) -> Result<Vec<Message>> {
