@@ -363,6 +363,30 @@ fn mentions_quota(body: &str) -> bool {
     .any(|p| lower.contains(p))
 }
 
+impl LlmError {
+    /// A response body that does not have the shape the API documents.
+    pub(crate) fn invalid_response(provider: &str, message: impl Into<String>) -> Self {
+        LlmError::InvalidResponse {
+            provider: provider.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The body of a response as a JSON object, which every API's response is.
+pub(crate) fn response_object(
+    provider: &str,
+    body: serde_json::Value,
+) -> Result<serde_json::Map<String, serde_json::Value>, LlmError> {
+    match body {
+        serde_json::Value::Object(obj) => Ok(obj),
+        _ => Err(LlmError::invalid_response(
+            provider,
+            "the body is not a JSON object",
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

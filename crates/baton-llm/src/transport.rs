@@ -202,12 +202,14 @@ impl Transport {
             .text()
             .await
             .map_err(|e| self.transport_error(url, &e))?;
-        serde_json::from_str(&text).map_err(|e| LlmError::InvalidResponse {
-            provider: self.provider.clone(),
-            message: format!(
-                "body is not JSON ({e}): {}",
-                bound(&scrub(&text, self.key()))
-            ),
+        serde_json::from_str(&text).map_err(|e| {
+            LlmError::invalid_response(
+                &self.provider,
+                format!(
+                    "body is not JSON ({e}): {}",
+                    bound(&scrub(&text, self.key()))
+                ),
+            )
         })
     }
 

@@ -42,6 +42,10 @@ pub const CJK_TABLE: &str = "messages_fts_cjk";
 
 /// The two indexed columns of `text`: (`uni`, `bi`). Both empty when it has no CJK.
 pub fn index_columns(text: &str) -> (String, String) {
+    // Most messages have no CJK: skip splitting them into runs.
+    if !text.chars().any(is_cjk) {
+        return (String::new(), String::new());
+    }
     let runs = runs(text);
     let mut uni = String::new();
     let mut bi = String::new();

@@ -120,11 +120,7 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
             input.display()
         )));
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .enable_io()
-        .build()
-        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::commands::runtime()?;
     let registry = EngineRegistry::with_builtin();
     let mut results = Vec::with_capacity(doc.conversations.len());
     let mut compacted = doc.clone();

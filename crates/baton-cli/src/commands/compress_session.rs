@@ -34,11 +34,7 @@ pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
         );
     }
     let messages = store.messages(&tip).map_err(store_err)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .enable_io()
-        .build()
-        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::commands::runtime()?;
     let mut engine = EngineRegistry::with_builtin()
         .create("compressor", &config)
         .map_err(|e| Failure::Other(e.to_string()))?;

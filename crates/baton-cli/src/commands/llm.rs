@@ -54,6 +54,18 @@ pub struct PingArgs {
     pub model: Option<String>,
 }
 
+impl ServerArgs {
+    /// The provider these flags describe.
+    fn provider(&self) -> Result<Arc<dyn Provider>, Failure> {
+        provider_from_flags(
+            &self.provider,
+            self.base_url.as_deref(),
+            self.api_key_env.as_deref(),
+            http_settings(self.timeout),
+        )
+    }
+}
+
 /// Builds the provider the flags describe.
 pub fn provider_from_flags(
     provider: &str,
@@ -117,22 +129,10 @@ pub fn llm_failure(error: LlmError) -> Failure {
     }
 }
 
-pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))
-}
-
 pub fn run_models(args: &ModelsArgs) -> Result<(), Failure> {
     let s = &args.server;
-    let provider = provider_from_flags(
-        &s.provider,
-        s.base_url.as_deref(),
-        s.api_key_env.as_deref(),
-        http_settings(s.timeout),
-    )?;
-    let models = runtime()?
+    let provider = s.provider()?;
+    let models = crate::commands::runtime()?
         .block_on(provider.list_models())
         .map_err(llm_failure)?;
     if s.json {
@@ -166,13 +166,8 @@ fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
 
 pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
     let s = &args.server;
-    let provider = provider_from_flags(
-        &s.provider,
-        s.base_url.as_deref(),
-        s.api_key_env.as_deref(),
-        http_settings(s.timeout),
-    )?;
-    let runtime = runtime()?;
+    let provider = s.provider()?;
+    let runtime = crate::commands::runtime()?;
     let model = match &args.model {
         Some(m) if !m.trim().is_empty() => m.clone(),
         Some(_) => return Err(Failure::BadInput("--model must not be empty".into())),

@@ -10,6 +10,15 @@ pub mod summarizer_choice;
 pub mod tokens;
 pub mod trajectories;
 
+/// The single-threaded async runtime the commands run library futures on (summarizer processes
+/// and HTTP calls wait here; CPU work has its own threads where it needs them).
+pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))
+}
+
 /// How a command failed, which decides the exit code.
 #[derive(Debug)]
 pub enum Failure {

@@ -187,10 +187,7 @@ fn compress(args: &CompressTrajectoriesArgs) -> Result<(), Failure> {
     )
     .map_err(|e| Failure::Other(e.to_string()))?;
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Other(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::commands::runtime()?;
     let stop = StopSignal::new();
     let progress = Progress::new(input_len, skip.map_or(0, |p| p.bytes_skipped));
     let mut warnings = 0u64;

@@ -129,16 +129,6 @@ const RECORD_TYPES: [&str; 8] = [
 
 impl RecordSink for Builder {
     fn record(&mut self, record: &Value) -> Result<(), FormatError> {
-        Builder::record(self, record)
-    }
-
-    fn recognized(&self) -> usize {
-        self.recognized
-    }
-}
-
-impl Builder {
-    fn record(&mut self, record: &Value) -> Result<(), FormatError> {
         let Value::Object(r) = record else {
             return Err(FormatError::shape(
                 "",
@@ -186,6 +176,7 @@ impl Builder {
             "user" | "assistant" => {
                 let message = required_field(
                     r,
+                    "",
                     "message",
                     "a message object ({role, content})",
                     Value::as_object,
@@ -225,6 +216,12 @@ impl Builder {
         }
     }
 
+    fn recognized(&self) -> usize {
+        self.recognized
+    }
+}
+
+impl Builder {
     fn assistant(&mut self, message: &Object) -> Result<(), FormatError> {
         if let Some(m) = message.get("model").and_then(Value::as_str) {
             self.models.insert(m.to_string());
@@ -345,22 +342,14 @@ impl Builder {
             let Some(obj) = block.as_object() else {
                 continue;
             };
-            let id = match obj.get("tool_use_id") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => {
-                    return Err(FormatError::shape(
-                        format!("{at}.tool_use_id"),
-                        "the id of the tool_use this result answers",
-                        other,
-                    ));
-                }
-                None => {
-                    return Err(FormatError::missing(
-                        format!("{at}.tool_use_id"),
-                        "the id of the tool_use this result answers",
-                    ));
-                }
-            };
+            let id = required_field(
+                obj,
+                &at,
+                "tool_use_id",
+                "the id of the tool_use this result answers",
+                Value::as_str,
+            )?
+            .to_string();
             let content = text_of(obj.get("content").unwrap_or(&Value::Null));
             self.out.push(Message::tool(id, content));
         }

@@ -18,7 +18,7 @@
 
 use crate::conversation::Conversation;
 use crate::formats::detect::{Parsed, parse_text};
-use crate::formats::error::FormatError;
+use crate::formats::error::{FormatError, required_field};
 use crate::formats::load::{LoadError, format_error_at};
 use crate::formats::transcript::{
     RecordSink, SessionFacts, arguments_string, assistant, feed_lines, push_reasoning, put, remap,
@@ -104,16 +104,6 @@ struct Builder {
 
 impl RecordSink for Builder {
     fn record(&mut self, record: &Value) -> Result<(), FormatError> {
-        Builder::record(self, record)
-    }
-
-    fn recognized(&self) -> usize {
-        self.recognized
-    }
-}
-
-impl Builder {
-    fn record(&mut self, record: &Value) -> Result<(), FormatError> {
         let Value::Object(r) = record else {
             return Err(FormatError::shape(
                 "",
@@ -179,6 +169,12 @@ impl Builder {
         }
     }
 
+    fn recognized(&self) -> usize {
+        self.recognized
+    }
+}
+
+impl Builder {
     fn session_meta(&mut self, p: &Object) {
         let instructions = match p.get("base_instructions") {
             Some(Value::Object(o)) => o.get("text").cloned(),
@@ -234,22 +230,13 @@ impl Builder {
         let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "message" => {
-                let role = match p.get("role") {
-                    Some(Value::String(s)) => s.as_str(),
-                    Some(other) => {
-                        return Err(FormatError::shape(
-                            "payload.role",
-                            "a role string (user, assistant, developer, system)",
-                            other,
-                        ));
-                    }
-                    None => {
-                        return Err(FormatError::missing(
-                            "payload.role",
-                            "a role string (user, assistant, developer, system)",
-                        ));
-                    }
-                };
+                let role = required_field(
+                    p,
+                    "payload",
+                    "role",
+                    "a role string (user, assistant, developer, system)",
+                    Value::as_str,
+                )?;
                 let text = text_of(p.get("content").unwrap_or(&Value::Null));
                 match role {
                     "assistant" => {

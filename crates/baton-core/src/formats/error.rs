@@ -58,16 +58,25 @@ impl FormatError {
 }
 
 /// `record[key]` converted by `as_kind` (e.g. `Value::as_object`), or the error naming the field
-/// and what was expected there: missing, or present with the wrong shape.
+/// (as `at.key`, or `key` when `at` is empty) and what was expected there: missing, or present
+/// with the wrong shape.
 pub fn required_field<'a, T: ?Sized>(
     record: &'a serde_json::Map<String, serde_json::Value>,
+    at: &str,
     key: &str,
     expected: &str,
     as_kind: impl FnOnce(&'a serde_json::Value) -> Option<&'a T>,
 ) -> Result<&'a T, FormatError> {
+    let path = || {
+        if at.is_empty() {
+            key.to_string()
+        } else {
+            format!("{at}.{key}")
+        }
+    };
     match record.get(key) {
-        None => Err(FormatError::missing(key, expected)),
-        Some(v) => as_kind(v).ok_or_else(|| FormatError::shape(key, expected, v)),
+        None => Err(FormatError::missing(path(), expected)),
+        Some(v) => as_kind(v).ok_or_else(|| FormatError::shape(path(), expected, v)),
     }
 }
 

@@ -48,6 +48,7 @@ pub fn from_session(session: &Value) -> Result<Conversation, FormatError> {
     };
     let messages = required_field(
         d,
+        "",
         "messages",
         "an array of session messages",
         Value::as_array,
@@ -65,22 +66,13 @@ pub fn from_session(session: &Value) -> Result<Conversation, FormatError> {
         if let Some(tokens) = m.get("tokens").filter(|t| t.is_object()) {
             facts.add_call(call_usage(tokens));
         }
-        let ty = match m.get("type") {
-            Some(Value::String(s)) => s.as_str(),
-            Some(other) => {
-                return Err(FormatError::shape(
-                    format!("{at}.type"),
-                    "a message type string (user, gemini, info, ...)",
-                    other,
-                ));
-            }
-            None => {
-                return Err(FormatError::missing(
-                    format!("{at}.type"),
-                    "a message type string (user, gemini, info, ...)",
-                ));
-            }
-        };
+        let ty = required_field(
+            m,
+            &at,
+            "type",
+            "a message type string (user, gemini, info, ...)",
+            Value::as_str,
+        )?;
         let content = m.get("content").unwrap_or(&Value::Null);
         match ty {
             "user" => out.push(Message::user(text_of(content))),

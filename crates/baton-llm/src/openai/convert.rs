@@ -66,13 +66,8 @@ pub(crate) fn parse_response(
     body: Value,
     attempts: u32,
 ) -> Result<ChatResponse, LlmError> {
-    let invalid = |message: String| LlmError::InvalidResponse {
-        provider: provider.to_string(),
-        message,
-    };
-    let Value::Object(obj) = body else {
-        return Err(invalid("the body is not a JSON object".into()));
-    };
+    let invalid = |message: String| LlmError::invalid_response(provider, message);
+    let obj = crate::errors::response_object(provider, body)?;
     let choice = obj
         .get("choices")
         .and_then(Value::as_array)
