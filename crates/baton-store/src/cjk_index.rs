@@ -15,28 +15,54 @@
 //!   identifier its own tokens;
 //! - `uni`: every CJK character, for one-character terms.
 //!
-//! The table is contentless (the text is never read back; snippets come from `messages`), and
-//! rows are written by [`index_message`] on insert, since the segmentation lives in Rust, not
-//! SQL. Deletes are a trigger, so every path that removes messages keeps it in sync. Messages
-//! without CJK text get no row, so the index costs nothing for English-only history.
+//! The table keeps its own copy of those two columns (it is not contentless): deleting a row
+//! by rowid then works on every SQLite with FTS5, where a contentless table needs
+//! `contentless_delete=1` (SQLite 3.43), which the SQLite Debian stable ships (3.40) cannot
+//! parse, so the reference design's code could no longer delete messages from a database we
+//! migrated. Only messages with CJK text get a row, so the copy costs nothing for English-only
+//! history.
+//!
+//! The segmentation lives in Rust, not SQL, so another program inserting into `messages` (the
+//! reference design's code, a plain `sqlite3` shell) cannot index its rows itself. A trigger
+//! queues every inserted or edited message id in `messages_cjk_pending`; [`catch_up`] indexes
+//! the queue on every write of ours and on every read-write open, and a search on a read-only
+//! connection scans the queued rows directly, so the index is complete whoever inserted.
+//! Deletes are a trigger too, so every path that removes messages keeps it in sync.
 
 use crate::query::{Term, fts5_quote, is_cjk};
 use rusqlite::{Connection, Transaction, params};
 
-/// The table, contentless with deletes enabled, and the trigger that keeps deletes in sync.
+/// The table, the queue of messages it has not seen yet, and the triggers that keep both in
+/// sync with `messages` whoever writes it. Plain SQL and FTS5 options SQLite 3.40 knows.
 pub const CJK_FTS_SQL: &str = r#"
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts_cjk USING fts5(
     uni,
     bi,
-    content='',
-    contentless_delete=1,
     tokenize='unicode61'
+);
+
+CREATE TABLE IF NOT EXISTS messages_cjk_pending (
+    id INTEGER PRIMARY KEY
 );
 
 CREATE TRIGGER IF NOT EXISTS messages_fts_cjk_delete AFTER DELETE ON messages BEGIN
     DELETE FROM messages_fts_cjk WHERE rowid = old.id;
+    DELETE FROM messages_cjk_pending WHERE id = old.id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS messages_cjk_pending_insert AFTER INSERT ON messages BEGIN
+    INSERT OR IGNORE INTO messages_cjk_pending(id) VALUES (new.id);
+END;
+
+CREATE TRIGGER IF NOT EXISTS messages_cjk_pending_update
+AFTER UPDATE OF content, tool_name, tool_calls ON messages BEGIN
+    DELETE FROM messages_fts_cjk WHERE rowid = old.id;
+    INSERT OR IGNORE INTO messages_cjk_pending(id) VALUES (new.id);
 END;
 "#;
+
+/// The queue of message ids inserted or edited since the index last saw them.
+pub const PENDING_TABLE: &str = "messages_cjk_pending";
 
 pub const CJK_TABLE: &str = "messages_fts_cjk";
 
@@ -159,25 +185,87 @@ pub fn index_message(tx: &Transaction<'_>, id: i64, haystack: &str) -> rusqlite:
     Ok(())
 }
 
-/// Creates the table and indexes every stored message (the migration to schema 13).
+/// The text of every message, as the indexes hold it (same concatenation as the FTS triggers).
+const TEXT_SELECT: &str = "SELECT id, COALESCE(content, '') || ' ' || COALESCE(tool_name, '') || \
+     ' ' || COALESCE(tool_calls, '') FROM messages";
+
+/// Creates the table, its queue and triggers, and indexes every stored message (the migration
+/// to schema 13, and a database that lost the table).
 pub fn create_and_backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(CJK_FTS_SQL)?;
-    let mut stmt = tx.prepare(
-        "SELECT id, COALESCE(content, '') || ' ' || COALESCE(tool_name, '') || ' ' || \
-         COALESCE(tool_calls, '') FROM messages",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-    for row in rows {
-        let (id, text) = row?;
-        index_message(tx, id, &text)?;
+    {
+        let mut stmt = tx.prepare(TEXT_SELECT)?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (id, text) = row?;
+            index_message(tx, id, &text)?;
+        }
     }
+    tx.execute("DELETE FROM messages_cjk_pending", [])?;
     Ok(())
+}
+
+/// The migration to schema 14: a table created contentless (with `contentless_delete=1`,
+/// which SQLite before 3.43 cannot parse) is rebuilt as a plain one; the queue and its
+/// triggers are added where missing.
+pub fn upgrade(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let sql: Option<String> = tx
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [CJK_TABLE],
+            |r| r.get(0),
+        )
+        .ok();
+    if sql.as_deref().is_some_and(|s| s.contains("contentless")) {
+        tx.execute_batch(
+            "DROP TRIGGER IF EXISTS messages_fts_cjk_delete;
+             DROP TABLE IF EXISTS messages_fts_cjk;",
+        )?;
+    }
+    if crate::schema::table_exists(tx, CJK_TABLE)? {
+        tx.execute_batch(CJK_FTS_SQL)?;
+        catch_up(tx)?;
+        Ok(())
+    } else {
+        create_and_backfill(tx)
+    }
+}
+
+/// Indexes the messages queued since the index last saw them (rows another program inserted
+/// or edited, and ours) and empties the queue. Returns how many were indexed.
+pub fn catch_up(tx: &Transaction<'_>) -> rusqlite::Result<usize> {
+    let queued: Vec<(i64, Option<String>)> = {
+        let mut stmt = tx.prepare_cached(
+            "SELECT p.id, COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') || ' ' || \
+             COALESCE(m.tool_calls, '') FROM messages_cjk_pending p \
+             LEFT JOIN messages m ON m.id = p.id",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    if queued.is_empty() {
+        return Ok(0);
+    }
+    for (id, text) in &queued {
+        // A queued id whose message is gone (deleted since) has nothing to index.
+        if let Some(text) = text {
+            index_message(tx, *id, text)?;
+        }
+    }
+    tx.execute("DELETE FROM messages_cjk_pending", [])?;
+    Ok(queued.len())
 }
 
 /// Whether the database has the index (a reference-design database opened read-only does not;
 /// search then falls back to scanning).
 pub fn is_present(conn: &Connection) -> rusqlite::Result<bool> {
     crate::schema::table_exists(conn, CJK_TABLE)
+}
+
+/// Whether the database has the queue of messages not yet indexed (schema 14 and later); a
+/// read-only search scans the queued rows, which only a writer can index.
+pub fn has_queue(conn: &Connection) -> rusqlite::Result<bool> {
+    crate::schema::table_exists(conn, PENDING_TABLE)
 }
 
 #[cfg(test)]

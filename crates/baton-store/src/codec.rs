@@ -32,18 +32,6 @@ pub struct MessageRow {
     pub token_count: Option<i64>,
 }
 
-impl MessageRow {
-    /// The text the full-text indexes hold: content, tool name and tool-call arguments, joined
-    /// exactly as the reference triggers join them.
-    pub fn search_text(&self) -> String {
-        format!(
-            "{} {} {}",
-            self.content.as_deref().unwrap_or(""),
-            self.tool_name.as_deref().unwrap_or(""),
-            self.tool_calls.as_deref().unwrap_or("")
-        )
-    }
-}
 
 /// Columns of a message for storage. `call_names` maps tool-call ids seen so far to their
 /// function names, to fill `tool_name` on tool results that do not carry a `name`.

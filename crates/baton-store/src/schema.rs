@@ -5,7 +5,12 @@
 //! `messages.raw_json` (version 12), which holds each message exactly as it was appended so
 //! provider-specific fields survive, and `messages_fts_cjk` (version 13), the CJK bigram index
 //! that answers CJK terms of any length and replaces the reference's trigram table, the most
-//! expensive part of every insert (see [`crate::cjk_index`]).
+//! expensive part of every insert (see [`crate::cjk_index`]); version 14 rebuilds that index
+//! without `contentless_delete` and adds the queue that indexes rows other programs insert.
+//!
+//! Everything we add stays within what SQLite 3.40 (Debian stable) parses, so the reference
+//! design's code on a system SQLite can still write a database we migrated
+//! (`tests/sqlite_compat.rs` holds the list of newer features and checks every DDL against it).
 //!
 //! Migrations are a list of steps, each taking the schema from version N to N+1. Steps are
 //! idempotent (columns are added only when missing), because the reference once renumbered a
@@ -17,7 +22,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction};
 use std::path::Path;
 
 /// The version this build writes and the newest it can open.
-pub const SCHEMA_VERSION: i64 = 13;
+pub const SCHEMA_VERSION: i64 = 14;
 
 /// The reference schema version the base DDL corresponds to.
 pub const BASE_VERSION: i64 = 11;
@@ -163,7 +168,7 @@ pub struct Migration {
     apply: fn(&Transaction<'_>) -> rusqlite::Result<()>,
 }
 
-/// Every step, in order. The reference history is v1..v11; v12 and v13 are ours.
+/// Every step, in order. The reference history is v1..v11; v12 to v14 are ours.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
         from: 1,
@@ -270,6 +275,12 @@ pub const MIGRATIONS: &[Migration] = &[
             Ok(())
         },
     },
+    Migration {
+        from: 13,
+        description: "CJK index without contentless_delete (SQLite 3.40 can write the file), \
+                      and a queue so rows other programs insert get indexed",
+        apply: crate::cjk_index::upgrade,
+    },
 ];
 
 /// Applies the steps that take a database from version `from` to version `to` (both within
@@ -357,6 +368,9 @@ pub fn init(tx: &Transaction<'_>, path: &Path) -> Result<Option<i64>> {
     if !table_exists(tx, crate::cjk_index::CJK_TABLE)? {
         crate::cjk_index::create_and_backfill(tx)?;
     }
+    // Rows another program inserted since our last write (the reference design's code, a
+    // plain `sqlite3` shell) are indexed now.
+    crate::cjk_index::catch_up(tx)?;
     if found.is_some() {
         tx.execute("UPDATE schema_version SET version = ?1", [SCHEMA_VERSION])?;
     } else {

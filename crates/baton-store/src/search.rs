@@ -129,11 +129,13 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
     }
     let cjk_index = crate::cjk_index::is_present(conn).map_err(wrap)?;
     let trigram = crate::schema::table_exists(conn, "messages_fts_trigram").map_err(wrap)?;
+    let cjk_queue = cjk_index && crate::cjk_index::has_queue(conn).map_err(wrap)?;
     Searcher {
         conn,
         q,
         cjk_index,
         trigram,
+        cjk_queue,
     }
     .run(&parsed)
     .map_err(wrap)
@@ -146,6 +148,9 @@ struct Searcher<'a> {
     cjk_index: bool,
     /// The database has the reference's trigram table (reference databases do; ours do not).
     trigram: bool,
+    /// The database queues rows the CJK index has not seen (inserted by another program since
+    /// our last write); on a read-only connection nobody indexes them, so they are scanned.
+    cjk_queue: bool,
 }
 
 struct Row {
@@ -260,13 +265,18 @@ impl Searcher<'_> {
             Route::Substring | Route::Short => {
                 let raw = match self.cjk_index.then(|| crate::cjk_index::match_expr(term)) {
                     Some(Some(expr)) => {
-                        self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap)?
+                        let mut raw =
+                            self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap)?;
+                        if self.cjk_queue {
+                            raw.extend(self.scan(term, cap, true)?);
+                        }
+                        raw
                     }
                     _ if term.route() == Route::Substring && self.trigram => {
                         let m = query::fts5_quote(&term.text);
                         self.fts_scores("messages_fts_trigram", &m, None, cap)?
                     }
-                    _ => self.scan(term, cap)?,
+                    _ => self.scan(term, cap, false)?,
                 };
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
@@ -374,7 +384,11 @@ impl Searcher<'_> {
     fn supplement(&self, term: &Term, cap: i64) -> rusqlite::Result<Vec<(i64, f64)>> {
         if self.cjk_index {
             let expr = crate::cjk_index::glued_word_expr(term);
-            return self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap);
+            let mut raw = self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap)?;
+            if self.cjk_queue {
+                raw.extend(self.scan(term, cap, true)?);
+            }
+            return Ok(raw);
         }
         if !self.trigram {
             return Ok(Vec::new());
@@ -393,8 +407,9 @@ impl Searcher<'_> {
     }
 
     /// LIKE scan for 1-2 character CJK terms, scored by saturated,
-    /// length-normalised occurrence count (BM25-style tf).
-    fn scan(&self, term: &Term, cap: i64) -> rusqlite::Result<Vec<(i64, f64)>> {
+    /// length-normalised occurrence count (BM25-style tf). `only_queued` limits it to the
+    /// rows the CJK index has not seen yet.
+    fn scan(&self, term: &Term, cap: i64, only_queued: bool) -> rusqlite::Result<Vec<(i64, f64)>> {
         let pat = format!("%{}%", crate::title::escape_like(&term.text));
         let mut sql = String::from(
             "SELECT m.id, COALESCE(m.content, ''), COALESCE(m.tool_name, ''), \
@@ -402,6 +417,9 @@ impl Searcher<'_> {
              WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' \
              OR m.tool_calls LIKE ? ESCAPE '\\')",
         );
+        if only_queued {
+            sql.push_str(" AND m.id IN (SELECT id FROM messages_cjk_pending)");
+        }
         let mut params = vec![Value::Text(pat); 3];
         self.filters(&mut sql, &mut params);
         sql.push_str(" ORDER BY m.timestamp DESC, m.id DESC LIMIT ?");

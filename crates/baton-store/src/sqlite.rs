@@ -331,9 +331,11 @@ impl SqliteStore {
             } else {
                 stmt.execute(p)?;
             }
-            if self.has_cjk_index {
-                cjk_index::index_message(tx, tx.last_insert_rowid(), &row.search_text())?;
-            }
+        }
+        // The insert trigger queued every row (ours, and any another program inserted since
+        // our last write); index them all in this transaction.
+        if self.has_cjk_index {
+            cjk_index::catch_up(tx)?;
         }
         Ok(())
     }

@@ -290,8 +290,8 @@ fn raw_count(conn: &Connection, sql: &str) -> i64 {
 /// plain `'integrity-check'` only checks the index's own structure
 /// and passes even when the index has no entry for a `messages` row (measured with the bundled
 /// SQLite 3.54); with `rank = 1` it also compares the index with the content table.
-/// `messages_fts_cjk` is contentless: there is nothing to compare with, and `integrity-check`
-/// (any `rank`) checks its structure, so the rowid comparison below covers its content.
+/// `messages_fts_cjk` holds only the CJK side of each message, not the text of `messages`, so
+/// `integrity-check` checks its structure and the rowid comparison below covers its content.
 fn assert_consistent(path: &Path) {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).unwrap();
     let check: Vec<String> = conn
