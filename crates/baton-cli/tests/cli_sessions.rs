@@ -98,7 +98,7 @@ fn unknown_ids_and_missing_databases_are_clear_errors() {
         .code(2)
         .stderr(predicate::str::contains("unknown session id `nope`"));
     baton()
-        .args(["sessions", "--db", "/nonexistent/state.db", "list"])
+        .args(["sessions", "--db", "/nonexistent/state.db", "show", "x"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -185,6 +185,6 @@ fn search_filters_by_source_session_role_and_time() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "`last week` is not an RFC 3339 time",
+            "`last week` is neither a date such as 2026-05-01 nor an RFC 3339 time",
         ));
 }

@@ -48,7 +48,7 @@ fn raw_transcripts_import_faithfully_and_only_once() {
     assert!(sources.contains(&"claude-code"), "{sources:?}");
     assert!(sources.contains(&"codex"), "{sources:?}");
     assert!(sources.contains(&"gemini-cli"), "{sources:?}");
-    assert!(sources.contains(&"import"), "{sources:?}");
+    assert!(sources.contains(&"tau-bench"), "{sources:?}");
 
     let store = SqliteStore::open_read_only(&db).unwrap();
     let claude = load_file(&files[0], None).unwrap().conversations.remove(0);

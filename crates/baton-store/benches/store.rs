@@ -106,6 +106,7 @@ fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
                 end_reason: None,
                 ended_at: None,
                 usage: None,
+                title: None,
             })
             .collect();
         store.write_batch(&batch).expect("write batch");

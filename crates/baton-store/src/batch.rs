@@ -22,6 +22,9 @@ pub struct SessionBatch<'a> {
     pub ended_at: Option<f64>,
     /// Token usage its API calls reported, and how many calls that was.
     pub usage: Option<(CanonicalUsage, u64)>,
+    /// Title for the session, checked like [`crate::retitle::check_new_title`] inside the
+    /// transaction: a title taken meanwhile fails the whole batch, so nothing is written.
+    pub title: Option<String>,
 }
 
 impl SqliteStore {
@@ -41,6 +44,12 @@ impl SqliteStore {
                 }
                 if let Some((usage, calls)) = &b.usage {
                     add_usage_in_tx(tx, id, usage, None, *calls)?;
+                }
+                if let Some(raw) = &b.title {
+                    let cleaned =
+                        crate::retitle::check_new_title(tx, raw, std::slice::from_ref(id))?;
+                    tx.prepare_cached("UPDATE sessions SET title = ?1 WHERE id = ?2")?
+                        .execute(rusqlite::params![cleaned, id])?;
                 }
                 if let Some(reason) = b.end_reason {
                     tx.prepare_cached(

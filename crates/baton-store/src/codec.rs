@@ -32,7 +32,6 @@ pub struct MessageRow {
     pub token_count: Option<i64>,
 }
 
-
 /// Columns of a message for storage. `call_names` maps tool-call ids seen so far to their
 /// function names, to fill `tool_name` on tool results that do not carry a `name`.
 pub fn to_row(m: &Message, call_names: &HashMap<String, String>) -> MessageRow {

@@ -62,6 +62,11 @@ pub enum StoreError {
     )]
     AlreadyContinued { id: String, child: Option<String> },
 
+    /// A compression chain's history is not a valid message sequence (damaged rows, or a
+    /// continuation written by another program in a way we cannot line up).
+    #[error("the compression chain of session {id} does not make one valid conversation: {detail}")]
+    InvalidChain { id: String, detail: String },
+
     /// Titles are unique across sessions.
     #[error("title {title:?} is already used by session {other_id}")]
     TitleInUse { title: String, other_id: String },

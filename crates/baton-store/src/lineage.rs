@@ -120,11 +120,25 @@ pub fn list_projected(conn: &Connection, filter: &SessionFilter) -> Result<Vec<L
 }
 
 fn project(conn: &Connection, row: Session, include_children: bool) -> Result<ListedSession> {
+    let mut listed = project_tip(conn, row, include_children)?;
+    let root = listed
+        .lineage_root_id
+        .clone()
+        .unwrap_or_else(|| listed.session.id.clone());
+    listed.preview = crate::preview::first_user_line(conn, &root)?;
+    listed.last_active = crate::preview::last_active(conn, &listed.session)?;
+    Ok(listed)
+}
+
+fn project_tip(conn: &Connection, row: Session, include_children: bool) -> Result<ListedSession> {
+    let plain = |session| ListedSession {
+        session,
+        lineage_root_id: None,
+        last_active: 0.0,
+        preview: String::new(),
+    };
     if include_children || row.end_reason.as_deref() != Some(end_reason::COMPRESSION) {
-        return Ok(ListedSession {
-            session: row,
-            lineage_root_id: None,
-        });
+        return Ok(plain(row));
     }
     let tip_id = compression_tip(conn, &row.id)?;
     let tip = if tip_id == row.id {
@@ -133,10 +147,7 @@ fn project(conn: &Connection, row: Session, include_children: bool) -> Result<Li
         load_session(conn, &tip_id)?
     };
     let Some(tip) = tip else {
-        return Ok(ListedSession {
-            session: row,
-            lineage_root_id: None,
-        });
+        return Ok(plain(row));
     };
     let root_id = row.id.clone();
     let session = Session {
@@ -151,7 +162,7 @@ fn project(conn: &Connection, row: Session, include_children: bool) -> Result<Li
         ..row
     };
     Ok(ListedSession {
-        session,
         lineage_root_id: Some(root_id),
+        ..plain(session)
     })
 }

@@ -18,6 +18,7 @@ use rusqlite::{Connection, params_from_iter, types::Value};
 use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
+use crate::snippet::{display_text, window_snippet};
 
 /// At most this many candidates are fetched per positive term: the newest matches, ranked by
 /// bm25 among themselves. Scoring every match would cost time in proportion to how common a
@@ -491,6 +492,9 @@ impl Searcher<'_> {
     }
 
     fn snippet(&self, id: i64, row: &Row, terms: &[(Term, TermHits)]) -> rusqlite::Result<String> {
+        if !row.tool_calls.is_empty() {
+            return Ok(Self::call_snippet(id, row, terms));
+        }
         let fts_terms: Vec<String> = terms
             .iter()
             .filter(|(_, h)| h.get(&id).is_some_and(|x| x.via == Via::Fts))
@@ -523,6 +527,30 @@ impl Searcher<'_> {
             }
         }
         Ok(window_snippet(&hay, (0, 0), 2 * SNIPPET_CONTEXT_CHARS))
+    }
+}
+
+impl Searcher<'_> {
+    /// The snippet of a message with tool calls: a window over its readable text (content,
+    /// then each call as `name(key: value, ...)`), since the indexed text holds the calls as
+    /// raw JSON with escaped quotes. A word is looked for at a word boundary first.
+    fn call_snippet(id: i64, row: &Row, terms: &[(Term, TermHits)]) -> String {
+        let text = display_text(&row.content, &row.tool_name, &row.tool_calls);
+        let matched = terms.iter().filter(|(_, h)| h.contains_key(&id));
+        let bounded = matched.clone().find_map(|(t, _)| {
+            (t.route() == Route::Word)
+                .then(|| find_match(&text, &t.text, Some(t.prefix)))
+                .flatten()
+        });
+        let range = bounded.or_else(|| {
+            matched
+                .clone()
+                .find_map(|(t, _)| find_match(&text, &t.text, None))
+        });
+        match range {
+            Some(range) => window_snippet(&text, range, SNIPPET_CONTEXT_CHARS),
+            None => window_snippet(&text, (0, 0), 2 * SNIPPET_CONTEXT_CHARS),
+        }
     }
 }
 
@@ -593,33 +621,6 @@ fn count_occurrences(hay: &str, needle: &str) -> usize {
     count
 }
 
-/// A window of `ctx` characters either side of the char range `range`,
-/// with the match marked `>>>`/`<<<`. Works on chars, never splits one.
-fn window_snippet(hay: &str, range: (usize, usize), ctx: usize) -> String {
-    let chars: Vec<char> = hay
-        .chars()
-        .map(|c| if c.is_whitespace() { ' ' } else { c })
-        .collect();
-    let (ms, me) = range;
-    let start = ms.saturating_sub(ctx);
-    let end = (me + ctx).min(chars.len());
-    let mut s = String::new();
-    if start > 0 {
-        s.push_str("...");
-    }
-    s.extend(&chars[start..ms]);
-    if me > ms {
-        s.push_str(">>>");
-        s.extend(&chars[ms..me]);
-        s.push_str("<<<");
-    }
-    s.extend(&chars[me..end]);
-    if end < chars.len() {
-        s.push_str("...");
-    }
-    s.trim().to_string()
-}
-
 #[cfg(test)]
 mod unit {
     use super::*;
@@ -630,15 +631,6 @@ mod unit {
         assert!(find_match("the deployment", "deploy", Some(false)).is_none());
         assert!(find_match("the deployment", "deploy", Some(true)).is_some());
         assert!(find_match("redeploy now", "deploy", Some(true)).is_none());
-    }
-
-    #[test]
-    fn window_snippet_is_char_safe() {
-        let s = "数据".repeat(60) + "用户" + &"配置".repeat(60);
-        let r = find_match(&s, "用户", None).unwrap_or((0, 0));
-        let snip = window_snippet(&s, r, 40);
-        assert!(snip.contains(">>>用户<<<"));
-        assert_eq!(snip.chars().filter(|c| query::is_cjk(*c)).count(), 82);
     }
 
     #[test]

@@ -91,7 +91,18 @@ pub struct ListedSession {
     #[serde(flatten)]
     pub session: Session,
     pub lineage_root_id: Option<String>,
+    /// When anything last happened in the session (or chain): its newest message, its end, or
+    /// its start, whichever is latest (Unix seconds).
+    #[serde(default)]
+    pub last_active: f64,
+    /// The first user message of the session (or chain), on one line, cut to
+    /// [`PREVIEW_CHARS`] characters with `...` when longer; empty when there is none.
+    #[serde(default)]
+    pub preview: String,
 }
+
+/// Characters of a listing's preview (the reference design's 60).
+pub const PREVIEW_CHARS: usize = 60;
 
 /// Current time as Unix seconds.
 pub(crate) fn now() -> f64 {

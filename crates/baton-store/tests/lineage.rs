@@ -35,8 +35,12 @@ fn build(store: &SqliteStore, path: &std::path::Path, t0: f64) {
         Some("compression"),
     );
     set_times(path, "tip", t0 + 200.0, None, None);
-    for (id, text) in [("root", "one"), ("mid", "two"), ("tip", "three")] {
-        store.append_messages(id, &[Message::user(text)]).unwrap();
+    for (id, message) in [
+        ("root", Message::user("one")),
+        ("mid", Message::assistant("two")),
+        ("tip", Message::user("three")),
+    ] {
+        store.append_messages(id, &[message]).unwrap();
     }
     store.set_title("tip", "Chain title").unwrap();
 }

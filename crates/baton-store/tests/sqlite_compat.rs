@@ -141,19 +141,27 @@ fn a_schema_13_index_is_rebuilt_and_still_finds_what_it_held() {
 /// What the reference design's `create_session` and `append_message` run (state-memory.md
 /// §1.6 and §1.8), then an edit and `replace_messages`' delete, all without Baton's code.
 fn reference_writes(run: impl Fn(&str)) {
-    run("INSERT OR IGNORE INTO sessions (id, source, user_id, model, model_config, \
+    run(
+        "INSERT OR IGNORE INTO sessions (id, source, user_id, model, model_config, \
          system_prompt, parent_session_id, started_at) \
-         VALUES ('ext1', 'cli', NULL, 'gpt-4o', NULL, NULL, NULL, 1767300000.0)");
-    run("INSERT INTO messages (session_id, role, content, tool_name, tool_calls, \
+         VALUES ('ext1', 'cli', NULL, 'gpt-4o', NULL, NULL, NULL, 1767300000.0)",
+    );
+    run(
+        "INSERT INTO messages (session_id, role, content, tool_name, tool_calls, \
          tool_call_id, timestamp, token_count, finish_reason, reasoning, reasoning_content, \
          reasoning_details, codex_reasoning_items, codex_message_items) \
          VALUES ('ext1', 'user', '部署脚本失败了', NULL, NULL, NULL, 1767300001.0, NULL, \
-         NULL, NULL, NULL, NULL, NULL, NULL)");
-    run("INSERT INTO messages (session_id, role, content, timestamp) \
-         VALUES ('ext1', 'assistant', 'temporary row', 1767300002.0)");
+         NULL, NULL, NULL, NULL, NULL, NULL)",
+    );
+    run(
+        "INSERT INTO messages (session_id, role, content, timestamp) \
+         VALUES ('ext1', 'assistant', 'temporary row', 1767300002.0)",
+    );
     run("UPDATE messages SET content = '已修复缓存' WHERE content = 'temporary row'");
-    run("INSERT INTO messages (session_id, role, content, timestamp) \
-         VALUES ('ext1', 'assistant', '要删除的行', 1767300003.0)");
+    run(
+        "INSERT INTO messages (session_id, role, content, timestamp) \
+         VALUES ('ext1', 'assistant', '要删除的行', 1767300003.0)",
+    );
     run("DELETE FROM messages WHERE content = '要删除的行'");
     run("UPDATE sessions SET message_count = message_count + 2 WHERE id = 'ext1'");
 }
@@ -177,7 +185,9 @@ fn assert_foreign_rows_found(path: &Path) {
     }
     let c = Connection::open(path).unwrap();
     let queued: i64 = c
-        .query_row("SELECT COUNT(*) FROM messages_cjk_pending", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM messages_cjk_pending", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(queued, 0, "a read-write open indexes the queue");
     let indexed: i64 = c

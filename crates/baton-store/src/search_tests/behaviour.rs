@@ -248,3 +248,22 @@ fn mixed_query_intersects_english_and_cjk() {
     assert_eq!(ids(&conn, &SearchQuery::new("redis 缓存")), vec![both]);
     assert_eq!(ids(&conn, &SearchQuery::new("redis 缓存失效")), vec![both]);
 }
+
+#[test]
+fn tool_call_snippets_show_the_call_name_and_argument_text_not_raw_json() {
+    let conn = db();
+    session(&conn, "s", "cli", 0.0);
+    let calls = r#"[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\": \"src/parser.rs\", \"offset\": 40}"}}]"#;
+    msg_tool(&conn, "s", "assistant", "", None, Some(calls), 1.0);
+    for (q, want) in [
+        ("parser", "read_file(path: src/>>>parser<<<.rs, offset: 40)"),
+        (
+            "read_file",
+            ">>>read_file<<<(path: src/parser.rs, offset: 40)",
+        ),
+    ] {
+        let h = &search(&conn, &SearchQuery::new(q)).unwrap()[0];
+        assert_eq!(h.snippet, want, "{q}");
+        assert!(!h.snippet.contains('\\') && !h.snippet.contains("\"function\""));
+    }
+}

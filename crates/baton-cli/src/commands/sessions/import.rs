@@ -16,8 +16,10 @@ use baton_core::usage::CanonicalUsage;
 use baton_store::session::parse_rfc3339;
 use baton_store::{NewSession, SessionBatch, SessionStore, SqliteStore, end_reason};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -28,11 +30,12 @@ pub struct ImportArgs {
     /// Force the input format (see `baton compress --help` for the names).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: FormatChoice,
-    /// Source tag for the sessions (default: the transcript format, e.g. `claude-code`, or
-    /// `import`).
+    /// Source tag for the sessions (default: the record's own `source` field, else the
+    /// transcript format, e.g. `claude-code`, else `import`).
     #[arg(long)]
     pub source: Option<String>,
-    /// Title for the session (only when importing a single conversation).
+    /// Title for the session (only when importing a single conversation). A title that is too
+    /// long or already used is refused before anything is written.
     #[arg(long)]
     pub title: Option<String>,
     /// Allow migrating a database of an older schema (e.g. the reference design's) first.
@@ -56,6 +59,9 @@ struct Planned {
 }
 
 pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
+    if let Some(title) = &args.title {
+        baton_store::clean_title(title).map_err(store_err)?;
+    }
     // Parse everything first: a bad file is reported before anything is written.
     let mut planned = Vec::new();
     for file in &args.files {
@@ -75,9 +81,22 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
                     .and_then(Value::as_str)
                     .and_then(parse_rfc3339)
             };
+            // A record that says where it came from (the shared corpus's records, a
+            // conversation exported elsewhere) keeps that source.
+            let own_source = conversation
+                .extra
+                .get("source")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string);
             planned.push(Planned {
                 id: session_id(&conversation, i),
-                source: args.source.clone().unwrap_or_else(|| format_source.clone()),
+                source: args
+                    .source
+                    .clone()
+                    .or(own_source)
+                    .unwrap_or_else(|| format_source.clone()),
                 model: model(&conversation),
                 started_at: meta_time("started_at"),
                 ended_at: meta_time("ended_at"),
@@ -93,6 +112,14 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
             planned.len()
         )));
     }
+    if let (Some(title), true) = (&args.title, path.exists()) {
+        // A title already used is refused before the database is opened for writing (and
+        // checked again inside the write, which is all or nothing).
+        let own: Vec<String> = planned.iter().map(|p| p.id.clone()).collect();
+        super::open_read_only(path)?
+            .read(|c| baton_store::retitle::check_new_title(c, title, &own))
+            .map_err(store_err)?;
+    }
     let store = if path.exists() {
         open_for_write(path, args.migrate)?
     } else {
@@ -100,9 +127,10 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))?
     };
     let (fresh, skipped) = split_already_imported(&store, planned)?;
-    write(&store, &fresh)?;
-    if let (Some(title), Some(p)) = (&args.title, fresh.first()) {
-        store.set_title(&p.id, title).map_err(store_err)?;
+    write(&store, &fresh, args.title.as_deref(), json)?;
+    if let (Some(title), Some(p), true) = (&args.title, skipped.first(), fresh.is_empty()) {
+        // Imported before: the title still applies to it.
+        store.retitle_chain(&p.id, title).map_err(store_err)?;
     }
     report(json, &fresh, &skipped);
     Ok(())
@@ -176,7 +204,15 @@ fn split_already_imported(
     Ok((fresh, skipped))
 }
 
-fn write(store: &SqliteStore, planned: &[Planned]) -> Result<(), Failure> {
+/// Writes the sessions in batches, showing progress on a terminal.
+fn write(
+    store: &SqliteStore,
+    planned: &[Planned],
+    title: Option<&str>,
+    json: bool,
+) -> Result<(), Failure> {
+    let total: usize = planned.iter().map(|p| p.conversation.messages.len()).sum();
+    let progress = progress_bar(total as u64, json);
     let mut batch: Vec<SessionBatch<'_>> = Vec::new();
     let mut pending = 0;
     for p in planned {
@@ -192,10 +228,12 @@ fn write(store: &SqliteStore, planned: &[Planned]) -> Result<(), Failure> {
             end_reason: Some(end_reason::IMPORTED),
             ended_at: p.ended_at.or(p.started_at),
             usage: p.usage,
+            title: title.map(str::to_string),
         });
         pending += p.conversation.messages.len();
         if pending >= BATCH_MESSAGES {
             store.write_batch(&batch).map_err(store_err)?;
+            progress.inc(pending as u64);
             batch.clear();
             pending = 0;
         }
@@ -203,7 +241,25 @@ fn write(store: &SqliteStore, planned: &[Planned]) -> Result<(), Failure> {
     if !batch.is_empty() {
         store.write_batch(&batch).map_err(store_err)?;
     }
+    progress.finish_and_clear();
     Ok(())
+}
+
+/// A bar of messages written, drawn only when stderr is a terminal (never in `--json` mode,
+/// whose output a program reads).
+fn progress_bar(total: u64, json: bool) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() && !json {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "importing {bar:30} {human_pos}/{human_len} messages · ETA {eta}",
+    ) {
+        bar.set_style(style);
+    }
+    bar
 }
 
 fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
@@ -223,23 +279,29 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
         return;
     }
     let messages: usize = fresh.iter().map(|p| p.conversation.messages.len()).sum();
+    let files: std::collections::BTreeSet<&str> = fresh
+        .iter()
+        .chain(skipped)
+        .map(|p| p.file.as_str())
+        .collect();
+    let mut sources: Vec<&str> = fresh.iter().map(|p| p.source.as_str()).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    // One line, whatever the number of sessions: `sessions list` shows them.
     println!(
-        "imported {} session(s), {} messages{}",
+        "imported {} session(s), {} messages from {} file(s){}{}",
         fresh.len(),
         super::table::count(messages),
+        files.len(),
+        if sources.is_empty() {
+            String::new()
+        } else {
+            format!(" (source {})", sources.join(", "))
+        },
         if skipped.is_empty() {
             String::new()
         } else {
             format!("; {} already imported, skipped", skipped.len())
         }
     );
-    for p in fresh {
-        println!(
-            "  {}  {:<12} {:>7} messages  {}",
-            p.id,
-            p.source,
-            super::table::count(p.conversation.messages.len()),
-            p.file
-        );
-    }
 }

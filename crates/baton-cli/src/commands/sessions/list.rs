@@ -1,10 +1,15 @@
-//! `baton sessions list`.
+//! `baton sessions list`: one row per session (or compression chain), with when it started
+//! and was last active and a one-line preview of its first request.
 
-use super::table::{Column, Table, count, width};
+use super::table::{Column, Table, count, fit, width};
 use super::{json_err, print_json, store_err};
 use crate::commands::Failure;
+use baton_store::session::format_utc_minutes;
 use baton_store::{SessionFilter, SessionStore, SqliteStore};
 use clap::Args;
+
+/// Titles are cut to this many characters in the table, leaving room for the preview.
+const TITLE_WIDTH: usize = 30;
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -30,18 +35,28 @@ pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failu
         vec![
             Column::left("id"),
             Column::left("source"),
+            Column::left("started (UTC)"),
+            Column::left("last active"),
             Column::right("messages"),
             Column::left("title"),
+            Column::left("preview"),
         ],
-        3,
+        6,
     );
     for row in rows {
         let s = row.session;
         table.push(vec![
             s.id,
             s.source,
+            format_utc_minutes(s.started_at),
+            format_utc_minutes(row.last_active),
             count(s.message_count),
-            s.title.unwrap_or_else(|| "-".into()),
+            s.title.map_or_else(|| "-".into(), |t| fit(&t, TITLE_WIDTH)),
+            if row.preview.is_empty() {
+                "-".into()
+            } else {
+                row.preview
+            },
         ]);
     }
     for line in table.render(width()) {

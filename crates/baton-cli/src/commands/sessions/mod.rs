@@ -1,6 +1,7 @@
 //! `baton sessions`: read a session database (ours, or a reference design `state.db`) and
-//! maintain it. `list`, `show`, `search`, `export` and `stats` never modify the file; `delete`
-//! and `prune` do, and only after `--yes`.
+//! maintain it. `list`, `show`, `search`, `export` and `stats` never modify the file (nor create
+//! it: on a first run they say there is nothing yet and how to import); `import` and `title`
+//! write, `delete` and `prune` only after `--yes`.
 
 mod chart;
 mod delete;
@@ -12,6 +13,7 @@ mod search;
 mod show;
 mod stats;
 mod table;
+mod title;
 
 use crate::commands::Failure;
 use baton_store::{SCHEMA_VERSION, SessionStore, SqliteStore, StoreError};
@@ -21,7 +23,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
     /// Session database (default: $BATON_HOME/state.db, else ~/.baton/state.db). Only
-    /// `delete` and `prune` write to it.
+    /// `import`, `title`, `delete` and `prune` write to it.
     #[arg(long, global = true)]
     pub db: Option<PathBuf>,
 
@@ -49,6 +51,9 @@ pub enum SessionsCommand {
     /// Store conversation files (any supported format, including raw Claude Code, Codex and
     /// Gemini CLI transcripts) as ended sessions; creates the database if needed.
     Import(import::ImportArgs),
+    /// Set or change a session's title (a compression chain is titled as a whole: "Name",
+    /// "Name #2", ...); an empty title clears it.
+    Title(title::TitleArgs),
     /// Delete a session (by id or title) and its messages. Needs --yes.
     Delete(delete::DeleteArgs),
     /// Delete ended sessions older than some days, compression chains only as a whole.
@@ -62,10 +67,7 @@ pub fn run(args: &SessionsArgs) -> Result<(), Failure> {
         return import::run(&path, args.json, a);
     }
     if !path.exists() {
-        return Err(Failure::BadInput(format!(
-            "no session database at {} (pass --db PATH)",
-            path.display()
-        )));
+        return no_database(&path, args.json, &args.command);
     }
     let json = args.json;
     match &args.command {
@@ -74,10 +76,44 @@ pub fn run(args: &SessionsArgs) -> Result<(), Failure> {
         SessionsCommand::Search(a) => search::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Export(a) => export::run(&open_read_only(&path)?, a),
         SessionsCommand::Stats(a) => stats::run(&open_read_only(&path)?, json, a),
+        SessionsCommand::Title(a) => title::run(&path, json, a),
         SessionsCommand::Delete(a) => delete::run(&path, json, a),
         SessionsCommand::Prune(a) => prune::run(&path, json, a),
         SessionsCommand::Import(a) => import::run(&path, json, a),
     }
+}
+
+/// A first run, before anything was imported: `list` shows the empty list with a hint (exit
+/// 0), every other command says there is nothing yet and how to get something (exit 2).
+/// Nothing creates the file: only `import` does.
+fn no_database(path: &Path, json: bool, command: &SessionsCommand) -> Result<(), Failure> {
+    let hint = "import conversations with `baton sessions import FILE...` (Claude Code, Codex \
+                or Gemini CLI transcripts, or any conversation file `baton compress` reads), \
+                or pass --db PATH";
+    let verb = match command {
+        SessionsCommand::List(_) => {
+            if json {
+                print_json(&serde_json::json!([]));
+                eprintln!("no session database at {} yet: {hint}", path.display());
+            } else {
+                println!("no sessions yet (no database at {})", path.display());
+                println!("hint: {hint}");
+            }
+            return Ok(());
+        }
+        SessionsCommand::Show(_) => "show",
+        SessionsCommand::Search(_) => "search",
+        SessionsCommand::Export(_) => "export",
+        SessionsCommand::Stats(_) => "count",
+        SessionsCommand::Title(_) => "title",
+        SessionsCommand::Delete(_) => "delete",
+        SessionsCommand::Prune(_) => "prune",
+        SessionsCommand::Import(_) => "import",
+    };
+    Err(Failure::BadInput(format!(
+        "no session database at {} yet, so there is nothing to {verb}; {hint}",
+        path.display()
+    )))
 }
 
 /// The session database: `--db`, else `$BATON_HOME/state.db`, else `~/.baton/state.db`.
@@ -125,6 +161,7 @@ pub(crate) fn store_err(e: StoreError) -> Failure {
     match e {
         StoreError::Ambiguous { .. }
         | StoreError::TitleTooLong { .. }
+        | StoreError::TitleInUse { .. }
         | StoreError::AlreadyContinued { .. } => Failure::BadInput(e.to_string()),
         other => Failure::Other(other.to_string()),
     }

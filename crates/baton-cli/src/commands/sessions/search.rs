@@ -12,7 +12,7 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
     /// Only messages of this role (repeatable).
-    #[arg(long)]
+    #[arg(long, value_parser = ["system", "developer", "user", "assistant", "tool"])]
     pub role: Vec<String>,
     /// Only sessions from this source: cli, claude-code, … (repeatable).
     #[arg(long)]
@@ -20,17 +20,42 @@ pub struct SearchArgs {
     /// Only this session (repeatable).
     #[arg(long)]
     pub session: Vec<String>,
-    /// Only messages at or after this time (RFC 3339, e.g. 2026-05-01T00:00:00Z).
-    #[arg(long, value_parser = parse_time)]
+    /// Only messages at or after this time: a date (2026-05-01, from its start, UTC) or an
+    /// RFC 3339 time (2026-05-01T09:30:00Z).
+    #[arg(long, value_parser = parse_since)]
     pub since: Option<f64>,
-    /// Only messages at or before this time (RFC 3339).
-    #[arg(long, value_parser = parse_time)]
+    /// Only messages at or before this time: a date (2026-05-31, through its end, UTC) or an
+    /// RFC 3339 time.
+    #[arg(long, value_parser = parse_until)]
     pub until: Option<f64>,
 }
 
-fn parse_time(text: &str) -> Result<f64, String> {
-    baton_store::session::parse_rfc3339(text)
-        .ok_or_else(|| format!("`{text}` is not an RFC 3339 time such as 2026-05-01T00:00:00Z"))
+/// Seconds in a day, less the smallest step a stored timestamp takes (a microsecond), so
+/// `--until DATE` takes in the whole of that day and nothing of the next.
+const REST_OF_DAY: f64 = 86_400.0 - 1e-6;
+
+fn parse_since(text: &str) -> Result<f64, String> {
+    parse_time(text, 0.0)
+}
+
+fn parse_until(text: &str) -> Result<f64, String> {
+    parse_time(text, REST_OF_DAY)
+}
+
+/// An RFC 3339 time, or a `YYYY-MM-DD` date (UTC) plus `into_day` seconds.
+fn parse_time(text: &str, into_day: f64) -> Result<f64, String> {
+    let t = text.trim();
+    let date = (t.len() == 10)
+        .then(|| baton_store::session::parse_rfc3339(&format!("{t}T00:00:00Z")))
+        .flatten();
+    date.map(|d| d + into_day)
+        .or_else(|| baton_store::session::parse_rfc3339(t))
+        .ok_or_else(|| {
+            format!(
+                "`{text}` is neither a date such as 2026-05-01 nor an RFC 3339 time such as \
+                 2026-05-01T09:30:00Z"
+            )
+        })
 }
 
 pub fn run(store: &SqliteStore, json: bool, args: &SearchArgs) -> Result<(), Failure> {

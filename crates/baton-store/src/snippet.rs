@@ -1,0 +1,132 @@
+//! The text a search snippet is cut from, and the cut itself.
+//!
+//! The indexes hold a message as `content tool_name tool_calls`, the calls as the raw JSON
+//! they are stored in, arguments double-encoded (`"{\\"path\\": …}"`). A snippet cut from
+//! that shows escaped quotes and JSON keys instead of what matched, so a message with tool
+//! calls is shown as its content followed by each call as `name(key: value, ...)`.
+
+use serde_json::Value;
+
+/// Readable text of a message row: its content, its tool name when it is a tool result
+/// (content alone does not say which tool answered), and its calls rendered by [`render_calls`].
+pub fn display_text(content: &str, tool_name: &str, tool_calls: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !tool_name.is_empty() && tool_calls.is_empty() {
+        parts.push(format!("[{tool_name}]"));
+    }
+    if !content.trim().is_empty() {
+        parts.push(content.to_string());
+    }
+    if !tool_calls.is_empty() {
+        parts.push(render_calls(tool_calls));
+    }
+    parts.join(" ")
+}
+
+/// `name(key: value, ...)` for each call of a stored `tool_calls` array, joined by `; `.
+/// String values appear as their text; other values as compact JSON. Text that is not a call
+/// array is returned as it is.
+pub fn render_calls(tool_calls: &str) -> String {
+    let Ok(Value::Array(calls)) = serde_json::from_str::<Value>(tool_calls) else {
+        return tool_calls.to_string();
+    };
+    calls
+        .iter()
+        .map(|call| {
+            let f = call.get("function").unwrap_or(call);
+            let name = f.get("name").and_then(Value::as_str).unwrap_or("?");
+            let args = match f.get("arguments").or_else(|| f.get("input")) {
+                Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                    Ok(v) => render_args(&v),
+                    Err(_) => text.clone(),
+                },
+                Some(v) => render_args(v),
+                None => String::new(),
+            };
+            format!("{name}({args})")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn render_args(v: &Value) -> String {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", render_value(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => render_value(other),
+    }
+}
+
+fn render_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// A window of `ctx` characters either side of the char range `range`,
+/// with the match marked `>>>`/`<<<`. Works on chars, never splits one.
+pub fn window_snippet(hay: &str, range: (usize, usize), ctx: usize) -> String {
+    let chars: Vec<char> = hay
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .collect();
+    let (ms, me) = range;
+    let start = ms.saturating_sub(ctx);
+    let end = (me + ctx).min(chars.len());
+    let mut s = String::new();
+    if start > 0 {
+        s.push_str("...");
+    }
+    s.extend(&chars[start..ms]);
+    if me > ms {
+        s.push_str(">>>");
+        s.extend(&chars[ms..me]);
+        s.push_str("<<<");
+    }
+    s.extend(&chars[me..end]);
+    if end < chars.len() {
+        s.push_str("...");
+    }
+    s.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_read_as_name_and_argument_text() {
+        let stored = r#"[{"id":"call_1","type":"function","function":{"name":"terminal","arguments":"{\"command\":\"cargo test \\\"parser\\\"\",\"timeout\":30}"}}]"#;
+        assert_eq!(
+            render_calls(stored),
+            r#"terminal(command: cargo test "parser", timeout: 30)"#
+        );
+        assert_eq!(render_calls("not json"), "not json");
+        assert_eq!(
+            display_text("", "terminal", ""),
+            "[terminal]",
+            "a tool result names its tool"
+        );
+    }
+
+    #[test]
+    fn window_snippet_is_char_safe() {
+        let s = "数据".repeat(60) + "用户" + &"配置".repeat(60);
+        let start = s.chars().position(|c| c == '用').unwrap_or(0);
+        let snip = window_snippet(&s, (start, start + 2), 40);
+        assert!(snip.contains(">>>用户<<<"));
+        assert_eq!(
+            snip.chars().filter(|c| crate::query::is_cjk(*c)).count(),
+            82
+        );
+    }
+}
