@@ -376,3 +376,65 @@ fn search_takes_dates_rejects_unknown_roles_and_shows_calls_readably() {
         "{out}"
     );
 }
+
+/// The chain the real compressor writes (twice over, on the shipped Claude Code sample, with a
+/// turn after each pass) exports as the original history plus those turns, nothing repeated.
+#[test]
+fn export_chain_of_real_compactions_is_the_original_history_plus_new_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.db");
+    let out = stdout(
+        sessions(&db)
+            .args(["--json", "import"])
+            .arg(sample("claude-code-session.jsonl")),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let root = report["imported"][0]["id"].as_str().unwrap().to_string();
+    let mut expected = SqliteStore::open_read_only(&db)
+        .unwrap()
+        .messages(&root)
+        .unwrap();
+    let mut tip = root.clone();
+    for pass in 0..2 {
+        let out = baton()
+            .args([
+                "compress",
+                "--report",
+                "json",
+                "--force",
+                "--context-length",
+                "64000",
+            ])
+            .arg("--db")
+            .arg(&db)
+            .args(["--session", &tip])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let report: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+        tip = report["continuation"].as_str().unwrap().to_string();
+        let turn = [
+            Message::user(format!("follow-up {pass}")),
+            Message::assistant(format!("reply {pass}")),
+        ];
+        SqliteStore::open(&db)
+            .unwrap()
+            .append_messages(&tip, &turn)
+            .unwrap();
+        expected.extend(turn);
+    }
+    let out = stdout(sessions(&db).args(["export", "--chain", &tip]));
+    let got: Vec<String> = out
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            Message::from_value(serde_json::from_str(l).unwrap(), i)
+                .unwrap()
+                .text()
+        })
+        .collect();
+    let want: Vec<String> = expected.iter().map(Message::text).collect();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "the chain export differs from the history");
+}

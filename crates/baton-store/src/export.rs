@@ -131,10 +131,12 @@ fn check_joined(history: &[Message], joins: &[usize]) -> std::result::Result<(),
     })
 }
 
-/// Where a continuation's own messages start: after its summary and the kept tail that follows
-/// it (the longest run there that repeats the end of the history so far). A continuation
-/// without a summary (a compaction that only dropped messages) starts after the head it shares
-/// with the history and the kept tail after that.
+/// Where a continuation's own messages start: after its compacted view, which is a head, a
+/// summary, possibly the latest user request repeated after it, and the kept tail, a run that
+/// repeats the end of the history so far. The view ends where the longest such run ends; a
+/// view with no kept tail ends after the copies of earlier messages that follow its summary.
+/// A continuation without a summary (a compaction that only dropped messages) has the same
+/// shape without one: its view starts after the head it shares with the history.
 fn after_compacted_view(history: &[Message], child: &[Message]) -> usize {
     let start = match child.iter().position(is_summary_message) {
         Some(s) => s + 1,
@@ -144,26 +146,44 @@ fn after_compacted_view(history: &[Message], child: &[Message]) -> usize {
             .take_while(|(a, b)| same(a, b))
             .count(),
     };
-    // The longest k such that child[start..start + k] is the last k messages of the history.
-    let longest = (1..=(child.len() - start).min(history.len()))
-        .rev()
-        .find(|&k| {
-            child[start..start + k]
+    let Some(last) = history.last() else {
+        return start;
+    };
+    // Each place the history's last message reappears could end the kept tail; the one with
+    // the longest run of the history's end before it does.
+    let tail_end = (start..child.len())
+        .filter(|&e| same(&child[e], last))
+        .map(|e| {
+            let run = child[start..=e]
                 .iter()
-                .zip(&history[history.len() - k..])
-                .all(|(a, b)| same(a, b))
+                .rev()
+                .zip(history.iter().rev())
+                .take_while(|(a, b)| same(a, b))
+                .count();
+            (run, e)
         })
-        .unwrap_or(0);
-    start + longest
+        .max_by_key(|&(run, e)| (run, std::cmp::Reverse(e)));
+    match tail_end {
+        Some((_, e)) => e + 1,
+        None => {
+            start
+                + child[start..]
+                    .iter()
+                    .take_while(|m| history.iter().any(|h| same(m, h)))
+                    .count()
+        }
+    }
 }
 
-/// The same message for this purpose: role, text, and the ids tying calls to results. Other
-/// fields (metadata, reasoning) may legitimately differ between a message and its kept copy.
+/// The same message for this purpose: role and the ids tying calls to results, and the text
+/// except for tool results, which the compressor may replace by a one-line stub inside the
+/// kept tail (`[Read] read src/x.rs lines 1-147 (4,803 chars)`). Other fields (metadata,
+/// reasoning) may differ between a message and its kept copy too.
 fn same(a: &Message, b: &Message) -> bool {
     let call_ids =
         |m: &Message| -> Vec<String> { m.calls().iter().map(|c| c.id.clone()).collect() };
     a.role == b.role
         && a.tool_call_id == b.tool_call_id
         && call_ids(a) == call_ids(b)
-        && a.text() == b.text()
+        && (a.role == Role::Tool || a.text() == b.text())
 }

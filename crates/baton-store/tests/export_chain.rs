@@ -25,7 +25,7 @@ fn exchange(n: usize) -> Vec<Message> {
         Message::assistant_tool_calls(vec![ToolCall::function(
             &id,
             "read_file",
-            &format!(r#"{{"path":"src/f{n}.rs"}}"#),
+            format!(r#"{{"path":"src/f{n}.rs"}}"#),
         )]),
         Message::tool(&id, format!("contents of f{n}")),
         Message::assistant(format!("answer {n}")),

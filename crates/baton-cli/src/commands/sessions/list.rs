@@ -31,36 +31,58 @@ pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failu
         print_json(&serde_json::to_value(&rows).map_err(json_err)?);
         return Ok(());
     }
-    let mut table = Table::new(
-        vec![
-            Column::left("id"),
-            Column::left("source"),
-            Column::left("started (UTC)"),
-            Column::left("last active"),
-            Column::right("messages"),
-            Column::left("title"),
-            Column::left("preview"),
-        ],
-        6,
-    );
+    // Columns that would say the same on every row (the source asked for, no titles at all)
+    // are left out, so the preview keeps its room on a normal terminal.
+    let show_source = args.source.is_none();
+    let show_title = rows.iter().any(|r| r.session.title.is_some());
+    let mut columns = vec![Column::left("id")];
+    if show_source {
+        columns.push(Column::left("source"));
+    }
+    columns.extend([
+        Column::left("started (UTC)"),
+        Column::left("last active"),
+        Column::right("messages"),
+    ]);
+    if show_title {
+        columns.push(Column::left("title"));
+    }
+    columns.push(Column::left("preview"));
+    let preview_column = columns.len() - 1;
+    let mut table = Table::new(columns, preview_column);
     for row in rows {
         let s = row.session;
-        table.push(vec![
-            s.id,
-            s.source,
+        let mut cells = vec![s.id];
+        if show_source {
+            cells.push(s.source);
+        }
+        cells.extend([
             format_utc_minutes(s.started_at),
-            format_utc_minutes(row.last_active),
+            last_active(s.started_at, row.last_active),
             count(s.message_count),
-            s.title.map_or_else(|| "-".into(), |t| fit(&t, TITLE_WIDTH)),
-            if row.preview.is_empty() {
-                "-".into()
-            } else {
-                row.preview
-            },
         ]);
+        if show_title {
+            cells.push(s.title.map_or_else(|| "-".into(), |t| fit(&t, TITLE_WIDTH)));
+        }
+        cells.push(if row.preview.is_empty() {
+            "-".into()
+        } else {
+            row.preview
+        });
+        table.push(cells);
     }
     for line in table.render(width()) {
         println!("{line}");
     }
     Ok(())
+}
+
+/// The last-active time, as only its clock time when it is the day the session started (the
+/// usual case), so the preview keeps its room.
+fn last_active(started: f64, last: f64) -> String {
+    let (start, end) = (format_utc_minutes(started), format_utc_minutes(last));
+    match (start.split_once(' '), end.split_once(' ')) {
+        (Some((d1, _)), Some((d2, time))) if d1 == d2 => time.to_string(),
+        _ => end,
+    }
 }
