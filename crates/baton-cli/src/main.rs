@@ -50,12 +50,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let command = Cli::command();
+    let matches = command.clone().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let result = run(cli, &matches);
+    let result = run(cli, &command, &matches);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -68,13 +69,17 @@ fn main() -> ExitCode {
 /// Loads the configuration (every command reads it, so a broken file is reported whatever
 /// the command) and runs the command. `config path` works without it: it is how a user finds
 /// the broken file.
-fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), commands::Failure> {
+fn run(
+    cli: Cli,
+    command: &clap::Command,
+    matches: &clap::ArgMatches,
+) -> Result<(), commands::Failure> {
     use commands::settings::Settings;
     let settings = match &cli.command {
         Command::Config(commands::config::ConfigArgs {
             command: commands::config::ConfigCommand::Path { .. },
-        }) => Settings::defaults(matches),
-        _ => Settings::load(matches, &cli.overrides)?,
+        }) => Settings::defaults(command, matches),
+        _ => Settings::load(command, matches, &cli.overrides)?,
     };
     match cli.command {
         Command::Tokens(args) => commands::tokens::run(&args),

@@ -7,8 +7,8 @@
 use crate::commands::Failure;
 use crate::commands::summarizer_choice::LlmFlags;
 use baton_config::{Config, Source, Value};
-use clap::ArgMatches;
 use clap::parser::ValueSource;
+use clap::{ArgMatches, Command};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -33,7 +33,11 @@ pub struct FlagValue<'a> {
 impl Settings {
     /// Loads `$BATON_HOME/config.toml` (else `~/.baton/config.toml`), applies the environment
     /// and `--set` overrides, and prints the file's warnings to stderr.
-    pub fn load(matches: &ArgMatches, overrides: &[String]) -> Result<Settings, Failure> {
+    pub fn load(
+        command: &Command,
+        matches: &ArgMatches,
+        overrides: &[String],
+    ) -> Result<Settings, Failure> {
         let path = baton_config::config_path().unwrap_or_else(|| PathBuf::from("config.toml"));
         let loaded = baton_config::load(&path, &|var| std::env::var(var).ok())
             .map_err(|e| Failure::BadInput(e.to_string()))?;
@@ -48,16 +52,16 @@ impl Settings {
         }
         Ok(Settings {
             config,
-            given: typed_flags(matches),
+            given: typed_flags(command, matches),
         })
     }
 
     /// Defaults only (tests, and `config path`, which must work with a broken file).
-    pub fn defaults(matches: &ArgMatches) -> Settings {
+    pub fn defaults(command: &Command, matches: &ArgMatches) -> Settings {
         let path = baton_config::config_path().unwrap_or_else(|| PathBuf::from("config.toml"));
         Settings {
             config: Config::defaults(path),
-            given: typed_flags(matches),
+            given: typed_flags(command, matches),
         }
     }
 
@@ -136,17 +140,22 @@ pub fn origin(config: &Config, source: &Source) -> String {
     }
 }
 
-/// Ids of every argument typed on the command line, at every subcommand level.
-fn typed_flags(matches: &ArgMatches) -> BTreeSet<String> {
+/// Ids of every argument typed on the command line, at every subcommand level. Each level is
+/// asked only about the arguments it defines (clap rejects questions about others, and a global
+/// typed after a subcommand is propagated up to the level that defines it).
+fn typed_flags(command: &Command, matches: &ArgMatches) -> BTreeSet<String> {
     let mut typed = BTreeSet::new();
-    let mut level = Some(matches);
-    while let Some(m) = level {
-        for id in m.ids() {
-            if m.value_source(id.as_str()) == Some(ValueSource::CommandLine) {
-                typed.insert(id.as_str().to_string());
+    let mut level = Some((command, matches));
+    while let Some((cmd, m)) = level {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if m.value_source(id) == Some(ValueSource::CommandLine) {
+                typed.insert(id.to_string());
             }
         }
-        level = m.subcommand().map(|(_, sub)| sub);
+        level = m
+            .subcommand()
+            .and_then(|(name, sub)| cmd.find_subcommand(name).map(|c| (c, sub)));
     }
     typed
 }
