@@ -481,3 +481,50 @@ fn compression_defaults_match_the_engine() {
     assert_eq!(d::MAX_ATTEMPTS as u32, engine.max_passes_per_turn);
     assert_eq!(d::ENGINE, baton_core::engine::DEFAULT_ENGINE);
 }
+
+/// `[auxiliary.compression]` names the summarizing model: `compress` uses it without any
+/// `--summarizer` flag, and `provider = "auto"` takes the `[model]` provider.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_auxiliary_compression_model_writes_the_summary() {
+    let server = MockServer::start().await;
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../baton-llm/tests/fixtures/openai_summary_completion.json");
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            std::fs::read_to_string(fixture).unwrap(),
+            "application/json",
+        ))
+        .mount(&server)
+        .await;
+    let home = home_with(&format!(
+        "[auxiliary.compression]\nprovider = \"auto\"\nmodel = \"summary-model\"\nbase_url = \"{}/v1\"\n",
+        server.uri()
+    ));
+    let args: Vec<String> = [
+        "compress",
+        "--force",
+        "--context-length",
+        "64000",
+        "--report",
+        "json",
+        "-o",
+        "-",
+        sample("claude-code-session.jsonl").to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run_blocking(home.path().to_path_buf(), args).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(r["summarizer"], "llm:summary-model", "{r}");
+    let sent: Value = server.received_requests().await.unwrap()[0]
+        .body_json()
+        .unwrap();
+    assert_eq!(sent["model"], "summary-model");
+}

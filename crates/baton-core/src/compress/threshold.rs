@@ -206,7 +206,7 @@ mod tests {
         assert!(e.raised_for_small_window && !e.floored && !e.degenerate);
         assert_eq!(e.fraction_used, 0.75);
         assert_eq!(e.budgets.threshold_tokens, 120_000);
-        let e = cfg(80_000, 0.90, None).explain();
+        let e = cfg(80_000, 0.75, None).explain();
         assert!(e.floored && !e.raised_for_small_window);
         let e = cfg(32_000, 0.50, None).explain();
         assert!(e.degenerate && !e.floored);
