@@ -528,3 +528,16 @@ async fn the_auxiliary_compression_model_writes_the_summary() {
         .unwrap();
     assert_eq!(sent["model"], "summary-model");
 }
+
+#[test]
+fn without_a_home_no_file_is_read_not_even_in_the_working_folder() {
+    let cwd = home_with("[compression]\nthreshold = \"broken\"\n");
+    baton()
+        .env_remove("BATON_HOME")
+        .env_remove("HOME")
+        .current_dir(cwd.path())
+        .args(["config", "show", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"exists\": false"));
+}

@@ -12,6 +12,9 @@ use clap::{ArgMatches, Command};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+/// Shown as the file's path when there is no home to look in.
+const NO_HOME: &str = "$BATON_HOME/config.toml (neither BATON_HOME nor HOME is set)";
+
 /// The loaded configuration plus which flags the user typed.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -38,13 +41,23 @@ impl Settings {
         matches: &ArgMatches,
         overrides: &[String],
     ) -> Result<Settings, Failure> {
-        let path = baton_config::config_path().unwrap_or_else(|| PathBuf::from("config.toml"));
-        let loaded = baton_config::load(&path, &|var| std::env::var(var).ok())
-            .map_err(|e| Failure::BadInput(e.to_string()))?;
-        for warning in &loaded.warnings {
-            eprintln!("baton: warning: {warning}");
-        }
-        let mut config = loaded.config;
+        let env = |var: &str| std::env::var(var).ok();
+        let bad = |e: baton_config::ConfigError| Failure::BadInput(e.to_string());
+        let mut config = match baton_config::config_path() {
+            Some(path) => {
+                let loaded = baton_config::load(&path, &env).map_err(bad)?;
+                for warning in &loaded.warnings {
+                    eprintln!("baton: warning: {warning}");
+                }
+                loaded.config
+            }
+            // Neither BATON_HOME nor HOME: no file to read (never one in the working folder).
+            None => {
+                let mut config = Config::defaults(PathBuf::from(NO_HOME));
+                config.apply_env(&env).map_err(bad)?;
+                config
+            }
+        };
         for assignment in overrides {
             config
                 .set_override(assignment)
@@ -58,7 +71,7 @@ impl Settings {
 
     /// Defaults only (tests, and `config path`, which must work with a broken file).
     pub fn defaults(command: &Command, matches: &ArgMatches) -> Settings {
-        let path = baton_config::config_path().unwrap_or_else(|| PathBuf::from("config.toml"));
+        let path = baton_config::config_path().unwrap_or_else(|| PathBuf::from(NO_HOME));
         Settings {
             config: Config::defaults(path),
             given: typed_flags(command, matches),

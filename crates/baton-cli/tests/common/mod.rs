@@ -13,13 +13,15 @@ pub fn sample(name: &str) -> PathBuf {
 }
 
 /// The `baton` binary built by this workspace, with an empty `BATON_HOME` (never the
-/// user's config.toml) and none of the environment variables that set configuration keys.
+/// user's config.toml) and none of the environment variables that set configuration keys
+/// (`OPENAI_BASE_URL` would make `compress` ask that server for the window).
 /// Tests that need a home of their own set `BATON_HOME` again.
 pub fn baton() -> Command {
     let mut cmd = Command::cargo_bin("baton").unwrap();
     cmd.env("BATON_HOME", empty_home())
         .env_remove("CONTEXT_COMPRESSION_THRESHOLD")
-        .env_remove("CONTEXT_COMPRESSION_ENABLED");
+        .env_remove("CONTEXT_COMPRESSION_ENABLED")
+        .env_remove("OPENAI_BASE_URL");
     cmd
 }
 
