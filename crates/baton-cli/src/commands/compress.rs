@@ -71,7 +71,9 @@ pub struct CompressArgs {
 
     /// `extractive` (offline, default), `exec:COMMAND` (the prompt goes to COMMAND's stdin,
     /// its stdout is the summary) or `llm` (a model server: see --llm-model, --llm-base-url,
-    /// --llm-provider; the key comes from the provider's environment variable).
+    /// --llm-provider; the key comes from the provider's environment variable). When
+    /// `[auxiliary.compression] model` is set in config.toml, `llm` with that model is the
+    /// default.
     #[arg(long, default_value = "extractive")]
     pub summarizer: String,
 

@@ -74,7 +74,8 @@ pub struct CompressTrajectoriesArgs {
 
     /// `extractive` (offline, deterministic), `exec:COMMAND` (prompt on stdin, summary on
     /// stdout), or `llm` (a model server: see --llm-model, --llm-base-url, --llm-provider; the
-    /// key comes from the provider's environment variable).
+    /// key comes from the provider's environment variable). When `[auxiliary.compression]
+    /// model` is set in config.toml, `llm` with that model is the default.
     #[arg(long, default_value = "extractive")]
     pub summarizer: String,
 
