@@ -541,3 +541,46 @@ fn without_a_home_no_file_is_read_not_even_in_the_working_folder() {
         .success()
         .stdout(predicate::str::contains("\"exists\": false"));
 }
+
+/// `ping` with no flags at all: provider, server and model come from `[model]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_uses_the_configured_provider_server_and_model() {
+    let server = MockServer::start().await;
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../baton-llm/tests/fixtures/anthropic_message.json");
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            std::fs::read_to_string(fixture).unwrap(),
+            "application/json",
+        ))
+        .mount(&server)
+        .await;
+    let home = home_with(&format!(
+        "[model]\nprovider = \"anthropic\"\nbase_url = \"{}\"\ndefault = \"claude-sonnet-4\"\n",
+        server.uri()
+    ));
+    let h = home.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        baton()
+            .env("BATON_HOME", h)
+            .env("ANTHROPIC_API_KEY", "sk-ant-config-test-0123456")
+            .args(["ping", "--json"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["model"], "claude-sonnet-4");
+    assert_eq!(report["provider"], "anthropic");
+    let sent: Value = server.received_requests().await.unwrap()[0]
+        .body_json()
+        .unwrap();
+    assert_eq!(sent["model"], "claude-sonnet-4");
+}
