@@ -3,7 +3,7 @@
 
 mod commands;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -17,6 +17,11 @@ use std::process::ExitCode;
     disable_help_subcommand = false
 )]
 struct Cli {
+    /// Override a config.toml key for this run, e.g. `--set compression.threshold=0.6`
+    /// (repeatable; flags of the command itself still win). See `baton config show`.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -39,24 +44,51 @@ enum Command {
     Models(commands::llm::ModelsArgs),
     /// Send one tiny request to a model and print latency and usage.
     Ping(commands::llm::PingArgs),
+    /// The configuration ($BATON_HOME/config.toml): `show` the effective settings and where
+    /// each came from, `path` of the file.
+    Config(commands::config::ConfigArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Tokens(args) => commands::tokens::run(&args),
-        Command::Compress(args) => commands::compress::run(&args),
-        Command::Sessions(args) => commands::sessions::run(&args),
-        Command::Memory(args) => commands::memory::run(&args),
-        Command::Trajectories(args) => commands::trajectories::run(&args),
-        Command::Models(args) => commands::llm::run_models(&args),
-        Command::Ping(args) => commands::llm::run_ping(&args),
+    let command = Cli::command();
+    let matches = command.clone().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
     };
+    let result = run(cli, &command, &matches);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("baton: {e}");
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// Loads the configuration (every command reads it, so a broken file is reported whatever
+/// the command) and runs the command. `config path` works without it: it is how a user finds
+/// the broken file.
+fn run(
+    cli: Cli,
+    command: &clap::Command,
+    matches: &clap::ArgMatches,
+) -> Result<(), commands::Failure> {
+    use commands::settings::Settings;
+    let settings = match &cli.command {
+        Command::Config(commands::config::ConfigArgs {
+            command: commands::config::ConfigCommand::Path { .. },
+        }) => Settings::defaults(command, matches),
+        _ => Settings::load(command, matches, &cli.overrides)?,
+    };
+    match cli.command {
+        Command::Tokens(args) => commands::tokens::run(&args),
+        Command::Compress(args) => commands::compress::run(&args, &settings),
+        Command::Sessions(args) => commands::sessions::run(&args),
+        Command::Memory(args) => commands::memory::run(&args, &settings),
+        Command::Trajectories(args) => commands::trajectories::run(&args, &settings),
+        Command::Models(args) => commands::llm::run_models(&args, &settings),
+        Command::Ping(args) => commands::llm::run_ping(&args, &settings),
+        Command::Config(args) => commands::config::run(&args, &settings),
     }
 }

@@ -4,12 +4,16 @@
 //! the report goes to stderr. Exit codes: 0 success or no-op, 2 bad input, 1 anything else.
 
 use crate::commands::Failure;
+use crate::commands::compress_settings::{self, Resolved};
 use crate::commands::io::{read_input, write_output};
-use crate::commands::summarizer_choice::{self, LlmFlags};
-use baton_core::compress::{CompressionResult, CompressorConfig, Outcome};
+use crate::commands::settings::Settings;
+use crate::commands::summarizer_choice::LlmFlags;
+use baton_core::compress::{CompressionResult, Outcome};
 use baton_core::engine::{CompressRequest, EngineRegistry};
 use baton_core::feedback::{CompressionOutcome, CompressionReport};
 use baton_core::formats::{Document, FormatName};
+use baton_core::tokens::{RoughCounter, TokenCounter, tools_tokens};
+use baton_core::truncate::group_digits;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::PathBuf;
@@ -39,15 +43,21 @@ pub struct CompressArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
 
-    /// The model's context window, in tokens.
+    /// The model's context window, in tokens. Without it: `[model] context_length` in
+    /// config.toml, else the window the `[model] base_url` server lists for `[model] default`,
+    /// else 200,000. The report says which was used.
     #[arg(long, default_value_t = 200_000)]
     pub context_length: u64,
 
-    /// Fraction of the window that triggers compression.
+    /// Fraction (0, 1] of the usable window (the window minus --max-output-tokens) that
+    /// triggers compression. The engine raises it to at least 0.75 for windows under 512,000
+    /// tokens, never triggers under 64,000 tokens, and uses 85% of the window when that floor
+    /// would reach it; the report states the value applied and why.
     #[arg(long, default_value_t = 0.50)]
     pub threshold: f64,
 
-    /// Share of the threshold kept verbatim as the recent tail.
+    /// Share (0, 1] of the threshold kept verbatim as the recent tail. Clamped to 0.10-0.80;
+    /// the report states a clamped value.
     #[arg(long, default_value_t = 0.20)]
     pub target_ratio: f64,
 
@@ -61,7 +71,9 @@ pub struct CompressArgs {
 
     /// `extractive` (offline, default), `exec:COMMAND` (the prompt goes to COMMAND's stdin,
     /// its stdout is the summary) or `llm` (a model server: see --llm-model, --llm-base-url,
-    /// --llm-provider; the key comes from the provider's environment variable).
+    /// --llm-provider; the key comes from the provider's environment variable). When
+    /// `[auxiliary.compression] model` is set in config.toml, `llm` with that model is the
+    /// default.
     #[arg(long, default_value = "extractive")]
     pub summarizer: String,
 
@@ -85,6 +97,15 @@ pub struct CompressArgs {
     /// (imported as one OpenAI conversation object, which is what the output is written as).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: FormatChoice,
+
+    /// Context engine, by registry name (default: `[context] engine` in config.toml, else
+    /// `compressor`).
+    #[arg(long)]
+    pub engine: Option<String>,
+
+    /// Tokens reserved for the model's reply: the threshold applies to the window minus this.
+    #[arg(long)]
+    pub max_output_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -106,11 +127,12 @@ pub(crate) fn parse_format(s: &str) -> Result<FormatChoice, String> {
         .map_err(|e| e.to_string())
 }
 
-pub fn run(args: &CompressArgs) -> Result<(), Failure> {
+pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
     if let Some(session) = &args.session {
-        return crate::commands::compress_session::run(args, session);
+        return crate::commands::compress_session::run(args, settings, session);
     }
-    let config = compressor_config(args)?;
+    let runtime = crate::commands::runtime()?;
+    let resolved = compress_settings::resolve(args, settings, &runtime)?;
     let (label, doc) = read_input(args.file.as_deref(), args.format.0)?;
     if let (Some(out), Some(input)) = (&args.output, &args.file)
         && same_file(out, input)
@@ -120,7 +142,6 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
             input.display()
         )));
     }
-    let runtime = crate::commands::runtime()?;
     let registry = EngineRegistry::with_builtin();
     let mut results = Vec::with_capacity(doc.conversations.len());
     let mut compacted = doc.clone();
@@ -129,16 +150,38 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
         .iter()
         .zip(compacted.conversations.iter_mut())
     {
-        // One engine per conversation: compaction state never leaks between records.
-        let mut engine = registry
-            .create("compressor", &config)
-            .map_err(|e| Failure::Other(e.to_string()))?;
-        let result = runtime.block_on(engine.compress(CompressRequest {
-            messages: &conv.messages,
-            current_tokens: None,
-            focus_topic: args.focus.as_deref(),
-            force: args.force,
-        }));
+        // Tool schemas are part of the prompt: they count toward the threshold and the totals.
+        let schema_tokens = conv
+            .tools
+            .as_deref()
+            .map_or(0, |t| tools_tokens(&RoughCounter, t) as u64);
+        let result = match &resolved.disabled_by {
+            Some(by) if !args.force => disabled(&conv.messages, schema_tokens, by),
+            _ => {
+                // One engine per conversation: compaction state never leaks between records.
+                let mut engine = registry
+                    .create(&resolved.engine, &resolved.compressor)
+                    .map_err(|e| Failure::BadInput(e.to_string()))?;
+                let current_tokens = (schema_tokens > 0).then(|| {
+                    conv.messages
+                        .iter()
+                        .map(|m| RoughCounter.count_message(m) as u64)
+                        .sum::<u64>()
+                        + schema_tokens
+                });
+                let mut result = runtime.block_on(engine.compress(CompressRequest {
+                    messages: &conv.messages,
+                    current_tokens,
+                    focus_topic: args.focus.as_deref(),
+                    force: args.force,
+                }));
+                if result.changed() {
+                    // The engine counts the messages it wrote; the schemas are sent unchanged.
+                    result.tokens_after += schema_tokens;
+                }
+                result
+            }
+        };
         if let Outcome::Unavailable { reason } = &result.outcome {
             // Nothing is written: a copy of the input under the output name would look like
             // a compaction that happened.
@@ -147,35 +190,39 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
             )));
         }
         out.messages = result.messages.clone();
-        results.push(result);
+        results.push((result, schema_tokens));
     }
     write_output(args.output.as_deref(), &compacted.to_text())?;
-    report(args, &label, &doc, &results);
+    report(args, &resolved, &label, &doc, &results);
     Ok(())
 }
 
-pub(crate) fn compressor_config(args: &CompressArgs) -> Result<CompressorConfig, Failure> {
-    if !(0.0..=1.0).contains(&args.threshold) || args.threshold == 0.0 {
-        return Err(Failure::BadInput(format!(
-            "--threshold must be a fraction in (0, 1], got {}",
-            args.threshold
-        )));
+/// The result when `[compression] enabled = false` and `--force` was not given: nothing
+/// changes, and the report says why.
+fn disabled(messages: &[baton_core::Message], schema_tokens: u64, by: &str) -> CompressionResult {
+    let tokens = messages
+        .iter()
+        .map(|m| RoughCounter.count_message(m) as u64)
+        .sum::<u64>()
+        + schema_tokens;
+    CompressionResult {
+        messages: messages.to_vec(),
+        outcome: Outcome::NoOp {
+            reason: format!(
+                "compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
+            ),
+        },
+        summarized_range: None,
+        pruned: 0,
+        tokens_before: tokens,
+        tokens_after: tokens,
+        summary: None,
+        summarizer: None,
+        fallback_used: false,
+        escalations: Vec::new(),
+        gate_added: 0,
+        elapsed: Duration::ZERO,
     }
-    if args.context_length == 0 {
-        return Err(Failure::BadInput(
-            "--context-length must be positive".into(),
-        ));
-    }
-    let timeout = Duration::from_secs(args.summarizer_timeout.max(1));
-    Ok(CompressorConfig {
-        threshold: args.threshold,
-        target_ratio: args.target_ratio,
-        protect_last_n: args.protect_last,
-        context_length: args.context_length,
-        pass_timeout: timeout,
-        summarizer: summarizer_choice::build(&args.summarizer, &args.llm, timeout)?,
-        ..CompressorConfig::default()
-    })
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
@@ -185,13 +232,45 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
-fn report(args: &CompressArgs, label: &str, doc: &Document, results: &[CompressionResult]) {
-    for (i, (conv, r)) in doc.conversations.iter().zip(results).enumerate() {
+fn report(
+    args: &CompressArgs,
+    resolved: &Resolved,
+    label: &str,
+    doc: &Document,
+    results: &[(CompressionResult, u64)],
+) {
+    if args.report == ReportFormat::Text {
+        for line in compress_settings::text_lines(resolved) {
+            eprintln!("{line}");
+        }
+    }
+    for (i, (conv, (r, schema_tokens))) in doc.conversations.iter().zip(results).enumerate() {
         match args.report {
-            ReportFormat::Json => eprintln!("{}", json_report(r, conv.messages.len())),
+            ReportFormat::Json => {
+                let mut report = json_report(r, conv.messages.len());
+                if let Some(obj) = report.as_object_mut() {
+                    obj.insert("settings".into(), compress_settings::json(resolved));
+                    obj.insert(
+                        "tool_schemas".into(),
+                        json!({
+                            "count": conv.tools.as_ref().map_or(0, Vec::len),
+                            "tokens": schema_tokens,
+                        }),
+                    );
+                }
+                eprintln!("{report}");
+            }
             ReportFormat::Text => {
                 if results.len() > 1 {
                     eprintln!("{label} conversation {i}:");
+                }
+                if let Some(tools) = conv.tools.as_ref().filter(|t| !t.is_empty()) {
+                    eprintln!(
+                        "tool schemas: {} tool{}, ~{} tokens, counted in the threshold decision and in both totals",
+                        tools.len(),
+                        if tools.len() == 1 { "" } else { "s" },
+                        group_digits(*schema_tokens as usize)
+                    );
                 }
                 eprintln!("{}", text_report(r, &conv.messages));
             }
@@ -199,7 +278,7 @@ fn report(args: &CompressArgs, label: &str, doc: &Document, results: &[Compressi
     }
 }
 
-pub(crate) fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String {
+pub fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String {
     let outcome = match &r.outcome {
         Outcome::Blocked { reason } | Outcome::Unavailable { reason } => {
             CompressionOutcome::Aborted {

@@ -6,17 +6,18 @@
 //! chain (its title numbered: "Refactor auth #2"). The original messages stay stored.
 
 use crate::commands::Failure;
-use crate::commands::compress::{
-    CompressArgs, ReportFormat, compressor_config, json_report, text_report,
-};
+use crate::commands::compress::{CompressArgs, ReportFormat, json_report, text_report};
+use crate::commands::compress_settings;
 use crate::commands::io::write_output;
 use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
+use crate::commands::settings::Settings;
 use baton_core::compress::Outcome;
 use baton_core::engine::{CompressRequest, EngineRegistry};
 use baton_store::SessionStore;
 
-pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
-    let config = compressor_config(args)?;
+pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<(), Failure> {
+    let runtime = crate::commands::runtime()?;
+    let resolved = compress_settings::resolve(args, settings, &runtime)?;
     let path = db_path(args.db.as_deref())?;
     if !path.exists() {
         return Err(Failure::BadInput(format!(
@@ -34,10 +35,15 @@ pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
         );
     }
     let messages = store.messages(&tip).map_err(store_err)?;
-    let runtime = crate::commands::runtime()?;
+    if let (Some(by), false) = (&resolved.disabled_by, args.force) {
+        eprintln!(
+            "session {tip} unchanged: compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
+        );
+        return Ok(());
+    }
     let mut engine = EngineRegistry::with_builtin()
-        .create("compressor", &config)
-        .map_err(|e| Failure::Other(e.to_string()))?;
+        .create(&resolved.engine, &resolved.compressor)
+        .map_err(|e| Failure::BadInput(e.to_string()))?;
     let result = runtime.block_on(engine.compress(CompressRequest {
         messages: &messages,
         current_tokens: None,
@@ -69,12 +75,16 @@ pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
         ReportFormat::Json => {
             let mut report = json_report(&result, messages.len());
             if let Some(obj) = report.as_object_mut() {
+                obj.insert("settings".into(), compress_settings::json(&resolved));
                 obj.insert("session".into(), tip.clone().into());
                 obj.insert("continuation".into(), child.clone().into());
             }
             eprintln!("{report}");
         }
         ReportFormat::Text => {
+            for line in compress_settings::text_lines(&resolved) {
+                eprintln!("{line}");
+            }
             eprintln!("{}", text_report(&result, &messages));
             match &child {
                 Some(c) => eprintln!("session {tip} ended (compression); continues as {c}"),

@@ -3,6 +3,8 @@
 //! history or process listings, and errors never print them.
 
 use crate::commands::Failure;
+use crate::commands::settings::{FlagValue, Settings};
+use baton_config::Value;
 use baton_core::message::Message;
 use baton_llm::{
     ApiKey, ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
@@ -16,11 +18,13 @@ use std::time::{Duration, Instant};
 /// Which server to talk to, and how.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
-    /// Server base URL (default: the provider's; for openai/responses $OPENAI_BASE_URL when set).
+    /// Server base URL (default: for openai/responses $OPENAI_BASE_URL when set, else
+    /// `[model] base_url` in config.toml, else the provider's).
     #[arg(long)]
     pub base_url: Option<String>,
 
-    /// Wire format and listing API: openai, anthropic, responses, ollama, lmstudio.
+    /// Wire format and listing API: openai, anthropic, responses, ollama, lmstudio (default:
+    /// `[model] provider` in config.toml, else openai).
     #[arg(long, default_value = "openai")]
     pub provider: String,
 
@@ -49,20 +53,40 @@ pub struct PingArgs {
     #[command(flatten)]
     pub server: ServerArgs,
 
-    /// Model to ask (default: the first one the server lists).
+    /// Model to ask (default: `[model] default` in config.toml, else the first one the server
+    /// lists).
     #[arg(long)]
     pub model: Option<String>,
 }
 
 impl ServerArgs {
-    /// The provider these flags describe.
-    fn provider(&self) -> Result<Arc<dyn Provider>, Failure> {
+    /// The provider these flags describe, over `[model] provider` and `base_url`.
+    fn provider(&self, settings: &Settings) -> Result<Arc<dyn Provider>, Failure> {
+        let config = self.config(settings)?;
+        let (provider, _) = config.provider();
         provider_from_flags(
-            &self.provider,
-            self.base_url.as_deref(),
+            &provider,
+            config.base_url().map(|(u, _)| u).as_deref(),
             self.api_key_env.as_deref(),
             http_settings(self.timeout),
         )
+    }
+
+    fn config(&self, settings: &Settings) -> Result<baton_config::Config, Failure> {
+        settings.with_flags(vec![
+            FlagValue {
+                id: "provider",
+                flag: "--provider",
+                key: "model.provider",
+                value: Value::Text(self.provider.clone()),
+            },
+            FlagValue {
+                id: "base_url",
+                flag: "--base-url",
+                key: "model.base_url",
+                value: Value::Text(self.base_url.clone().unwrap_or_default()),
+            },
+        ])
     }
 }
 
@@ -129,9 +153,9 @@ pub fn llm_failure(error: LlmError) -> Failure {
     }
 }
 
-pub fn run_models(args: &ModelsArgs) -> Result<(), Failure> {
+pub fn run_models(args: &ModelsArgs, settings: &Settings) -> Result<(), Failure> {
     let s = &args.server;
-    let provider = s.provider()?;
+    let provider = s.provider(settings)?;
     let models = crate::commands::runtime()?
         .block_on(provider.list_models())
         .map_err(llm_failure)?;
@@ -164,11 +188,12 @@ fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
     }
 }
 
-pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
+pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
     let s = &args.server;
-    let provider = s.provider()?;
+    let provider = s.provider(settings)?;
     let runtime = crate::commands::runtime()?;
-    let model = match &args.model {
+    let configured = baton_config::Config::text(&settings.config.model.default).map(|(m, _)| m);
+    let model = match args.model.as_ref().or(configured.as_ref()) {
         Some(m) if !m.trim().is_empty() => m.clone(),
         Some(_) => return Err(Failure::BadInput("--model must not be empty".into())),
         None => {

@@ -2,6 +2,8 @@
 //! `memory` tool (scanning, limits, unique-substring matching, supersession).
 
 use crate::commands::Failure;
+use crate::commands::settings::{FlagValue, Settings};
+use baton_config::Value;
 use baton_memory::{Limits, MemoryStore, Target, WriteOutcome};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -16,11 +18,13 @@ pub struct MemoryArgs {
     #[arg(long, global = true, value_enum, default_value_t = TargetArg::Memory)]
     pub target: TargetArg,
 
-    /// Character limit of MEMORY.md.
+    /// Character limit of MEMORY.md (default: `[memory] memory_char_limit` in config.toml,
+    /// else this).
     #[arg(long, global = true, default_value_t = baton_memory::limits::DEFAULT_MEMORY_CHARS)]
     pub memory_limit: usize,
 
-    /// Character limit of USER.md.
+    /// Character limit of USER.md (default: `[memory] user_char_limit` in config.toml, else
+    /// this).
     #[arg(long, global = true, default_value_t = baton_memory::limits::DEFAULT_USER_CHARS)]
     pub user_limit: usize,
 
@@ -66,10 +70,28 @@ pub enum MemoryCommand {
     Scan,
 }
 
-pub fn run(args: &MemoryArgs) -> Result<(), Failure> {
+pub fn run(args: &MemoryArgs, settings: &Settings) -> Result<(), Failure> {
+    let config = settings.with_flags(vec![
+        FlagValue {
+            id: "memory_limit",
+            flag: "--memory-limit",
+            key: "memory.memory_char_limit",
+            value: Value::Integer(i64::try_from(args.memory_limit).unwrap_or(i64::MAX)),
+        },
+        FlagValue {
+            id: "user_limit",
+            flag: "--user-limit",
+            key: "memory.user_char_limit",
+            value: Value::Integer(i64::try_from(args.user_limit).unwrap_or(i64::MAX)),
+        },
+    ])?;
+    let chars = |s: &baton_config::Setting<u64>, fallback: usize| {
+        s.value()
+            .map_or(fallback, |n| usize::try_from(n).unwrap_or(usize::MAX))
+    };
     let limits = Limits {
-        memory_chars: args.memory_limit,
-        user_chars: args.user_limit,
+        memory_chars: chars(&config.memory_char_limit, args.memory_limit),
+        user_chars: chars(&config.user_char_limit, args.user_limit),
     };
     let store =
         MemoryStore::open(&home(args)?, limits).map_err(|e| Failure::Other(e.to_string()))?;

@@ -2,10 +2,13 @@
 
 pub mod compress;
 pub mod compress_session;
+pub mod compress_settings;
+pub mod config;
 pub mod io;
 pub mod llm;
 pub mod memory;
 pub mod sessions;
+pub mod settings;
 pub mod summarizer_choice;
 pub mod tokens;
 pub mod trajectories;

@@ -12,15 +12,18 @@ use std::time::Duration;
 /// Which model writes summaries when `--summarizer llm` is chosen.
 #[derive(Debug, Clone, Args)]
 pub struct LlmFlags {
-    /// With --summarizer llm: the model that writes the summary.
+    /// With --summarizer llm: the model that writes the summary (default: `[auxiliary.compression]
+    /// model` in config.toml).
     #[arg(long)]
     pub llm_model: Option<String>,
 
-    /// With --summarizer llm: the server's base URL (default: the provider's).
+    /// With --summarizer llm: the server's base URL (default: `[auxiliary.compression] base_url`,
+    /// else with provider `auto` the `[model]` base URL, else the provider's).
     #[arg(long)]
     pub llm_base_url: Option<String>,
 
-    /// With --summarizer llm: openai, anthropic, responses, ollama or lmstudio.
+    /// With --summarizer llm: openai, anthropic, responses, ollama or lmstudio (default:
+    /// `[auxiliary.compression] provider`, where `auto` means the `[model]` provider).
     #[arg(long, default_value = "openai")]
     pub llm_provider: String,
 

@@ -7,6 +7,7 @@
 //! (the output then holds only complete records; `--resume` continues).
 
 use crate::commands::Failure;
+use crate::commands::settings::Settings;
 use crate::commands::summarizer_choice::{self, LlmFlags};
 use baton_core::tokens::Encoding;
 use baton_core::trajectory::compress::DEFAULT_SUMMARY_NOTICE;
@@ -73,7 +74,8 @@ pub struct CompressTrajectoriesArgs {
 
     /// `extractive` (offline, deterministic), `exec:COMMAND` (prompt on stdin, summary on
     /// stdout), or `llm` (a model server: see --llm-model, --llm-base-url, --llm-provider; the
-    /// key comes from the provider's environment variable).
+    /// key comes from the provider's environment variable). When `[auxiliary.compression]
+    /// model` is set in config.toml, `llm` with that model is the default.
     #[arg(long, default_value = "extractive")]
     pub summarizer: String,
 
@@ -131,16 +133,18 @@ fn parse_encoding(s: &str) -> Result<Encoding, String> {
     }
 }
 
-pub fn run(args: &TrajectoriesArgs) -> Result<(), Failure> {
+pub fn run(args: &TrajectoriesArgs, settings: &Settings) -> Result<(), Failure> {
     match &args.command {
-        TrajectoriesCommand::Compress(a) => compress(a),
+        TrajectoriesCommand::Compress(a) => compress(a, settings),
     }
 }
 
-fn compress(args: &CompressTrajectoriesArgs) -> Result<(), Failure> {
+fn compress(args: &CompressTrajectoriesArgs, settings: &Settings) -> Result<(), Failure> {
+    // `[auxiliary.compression]` names the summarizing model for datasets too.
+    let (spec, llm) = settings.summarizer(&args.summarizer, "summarizer", &args.llm);
     let summarizer = summarizer_choice::build(
-        &args.summarizer,
-        &args.llm,
+        &spec,
+        &llm,
         Duration::from_secs(args.summarizer_timeout.max(1)),
     )?;
     let input_label = args.input.display().to_string();

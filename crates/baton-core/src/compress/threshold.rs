@@ -60,6 +60,28 @@ impl ThresholdConfig {
         }
     }
 
+    /// How the configured values became the budgets, so a report can state every value that
+    /// was raised, floored or clamped instead of changing it silently.
+    pub fn explain(&self) -> ThresholdExplanation {
+        let usable_window = self.effective_window().max(1);
+        let fraction_used = self.trigger_fraction();
+        let by_fraction = (usable_window as f64 * fraction_used) as u64;
+        let degenerate = by_fraction.max(MINIMUM_THRESHOLD) >= usable_window;
+        ThresholdExplanation {
+            usable_window,
+            reserved_output: self.context_length.saturating_sub(self.effective_window()),
+            fraction_requested: self.fraction,
+            fraction_used,
+            raised_for_small_window: self.context_length < SMALL_WINDOW
+                && self.fraction < SMALL_WINDOW_MIN_FRACTION,
+            floored: !degenerate && by_fraction < MINIMUM_THRESHOLD,
+            degenerate,
+            target_ratio_requested: self.target_ratio,
+            target_ratio_used: self.target_ratio.clamp(0.10, 0.80),
+            budgets: self.budgets(),
+        }
+    }
+
     fn effective_window(&self) -> u64 {
         match self.max_output_tokens {
             Some(out) if out > 0 && out < self.context_length => self.context_length - out,
@@ -86,6 +108,28 @@ impl ThresholdConfig {
             floored
         }
     }
+}
+
+/// What [`ThresholdConfig::explain`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThresholdExplanation {
+    /// The window minus the reserved output (the whole window when no reservation fits).
+    pub usable_window: u64,
+    /// Output tokens actually reserved (0 when none was asked or it did not fit the window).
+    pub reserved_output: u64,
+    pub fraction_requested: f64,
+    /// The fraction applied: clamped to 0.01..=1, raised to [`SMALL_WINDOW_MIN_FRACTION`] for
+    /// windows under [`SMALL_WINDOW`].
+    pub fraction_used: f64,
+    pub raised_for_small_window: bool,
+    /// The fraction gave less than [`MINIMUM_THRESHOLD`]: the floor is the threshold.
+    pub floored: bool,
+    /// The floor reached the usable window: [`DEGENERATE_WINDOW_FRACTION`] of it is used.
+    pub degenerate: bool,
+    pub target_ratio_requested: f64,
+    /// Clamped to 0.10..=0.80.
+    pub target_ratio_used: f64,
+    pub budgets: Budgets,
 }
 
 /// Summary budget for a span of `span_tokens`: a fifth of it, at least [`MIN_SUMMARY_TOKENS`],
@@ -152,6 +196,26 @@ mod tests {
         assert_eq!(c.budgets().tail_tokens, 400_000);
         c.target_ratio = 0.0;
         assert_eq!(c.budgets().tail_tokens, 50_000);
+    }
+
+    #[test]
+    fn explanation_names_every_adjustment() {
+        let e = cfg(200_000, 0.50, Some(40_000)).explain();
+        assert_eq!(e.usable_window, 160_000);
+        assert_eq!(e.reserved_output, 40_000);
+        assert!(e.raised_for_small_window && !e.floored && !e.degenerate);
+        assert_eq!(e.fraction_used, 0.75);
+        assert_eq!(e.budgets.threshold_tokens, 120_000);
+        let e = cfg(80_000, 0.75, None).explain();
+        assert!(e.floored && !e.raised_for_small_window);
+        let e = cfg(32_000, 0.50, None).explain();
+        assert!(e.degenerate && !e.floored);
+        let mut c = cfg(1_000_000, 0.5, Some(2_000_000));
+        c.target_ratio = 0.05;
+        let e = c.explain();
+        assert_eq!((e.reserved_output, e.usable_window), (0, 1_000_000));
+        assert!(!e.raised_for_small_window);
+        assert_eq!(e.target_ratio_used, 0.10);
     }
 
     #[test]
