@@ -187,7 +187,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let ledger = build_ledger(previous.as_deref(), &views, &messages);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
+    let first_request = first_user_request(&messages);
     let request = SummaryRequest {
+        first_request: first_request.as_deref(),
         turns: &turns,
         views: &views,
         previous: previous_redacted.as_deref(),
@@ -389,7 +391,16 @@ fn redact_ledger(ledger: &mut TaskLedger) {
     }
 }
 
+/// The conversation's first real user request (not an injected row, not a summary), cut like
+/// the active task: the summary's goal.
+fn first_user_request(messages: &[Message]) -> Option<String> {
+    let first = messages.iter().find(|m| boundary::is_actionable_user(m))?;
+    let text: String = first.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
+    (!text.trim().is_empty()).then(|| redact(&text).into_owned())
+}
+
 struct SummaryRequest<'a> {
+    first_request: Option<&'a str>,
     /// The span as stored (never handed to a summarizer before bounding and redaction).
     turns: &'a [Cow<'a, Message>],
     /// Small redacted views, for the extractive summarizer.
@@ -524,7 +535,7 @@ async fn summarize_once(
             focus_topic: req.focus,
             budget_tokens: budget as usize,
             ledger_block: &ledger_block,
-            has_user_turns: turns.iter().any(|m| m.role == Role::User),
+            has_user_turns: turns.iter().any(boundary::is_actionable_user),
         })
     } else {
         String::new()
@@ -535,6 +546,7 @@ async fn summarize_once(
         focus_topic: req.focus,
         budget_tokens: budget as usize,
         ledger: req.ledger,
+        first_request: req.first_request,
         prompt: &prompt,
     };
     let name = summarizer.name();

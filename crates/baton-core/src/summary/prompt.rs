@@ -201,6 +201,13 @@ fn serialize_turn(m: &Message) -> String {
         }
         Role::Assistant if body.is_empty() => format!("[ASSISTANT]:{}", tool_call_list(m)),
         Role::Assistant => format!("[ASSISTANT]: {body}{}", tool_call_list(m)),
+        // Labelled so a model does not take an injected row for the user's request.
+        Role::User => match crate::synthetic::kind_of(m) {
+            Some(kind) => {
+                format!("[USER ROW INJECTED BY THE AGENT ({kind}), NOT TYPED BY THE USER]: {body}")
+            }
+            None => format!("[USER]: {body}"),
+        },
         role => format!("[{}]: {body}", role.as_str().to_ascii_uppercase()),
     }
 }
