@@ -11,6 +11,7 @@ pub mod gate;
 pub mod ledger;
 pub mod prompt;
 pub mod redact;
+pub mod reject;
 pub mod sections;
 pub mod view;
 
