@@ -101,8 +101,9 @@ fn force_compresses_a_small_conversation_and_text_report_has_headline() {
 }
 
 #[test]
-fn exec_summarizer_receives_the_prompt_on_stdin() {
-    // `head -c 400` stands in for a local model CLI: it returns the start of the prompt.
+fn exec_summarizer_that_echoes_its_prompt_is_rejected_and_escalates() {
+    // `head -c 400` stands in for a local model that parrots its input: it returns the start
+    // of the prompt it received on stdin. The gate used to patch that into a "summary".
     let sample = sample("claude-code-session.jsonl");
     let report = json_report([
         "compress",
@@ -115,15 +116,80 @@ fn exec_summarizer_receives_the_prompt_on_stdin() {
         "exec:head -c 400",
         sample.to_str().unwrap(),
     ]);
-    assert_eq!(report["summarizer"], "exec:head");
-    assert_eq!(report["fallback_used"], false);
-    // The gate appended the ledger to the model's (truncated) answer.
+    assert_eq!(report["summarizer"], "extractive");
+    assert_eq!(report["fallback_used"], true);
+    let rejections = report["gate_rejections"].as_array().unwrap();
+    assert_eq!(rejections.len(), 2, "summary and re-summary: {report}");
     assert!(
-        report["summary"]
+        rejections[0]
             .as_str()
             .unwrap()
-            .contains("## Task Ledger")
+            .contains("repeats the summarization prompt's instructions"),
+        "{report}"
     );
+    let summary = report["summary"].as_str().unwrap();
+    assert!(!summary.contains("context checkpoint"), "{summary}");
+    assert!(summary.contains("## Task Ledger"));
+}
+
+#[test]
+fn exec_summarizer_without_headings_is_rejected_and_the_text_report_says_so() {
+    let sample = sample("claude-code-session.jsonl");
+    baton()
+        .args([
+            "compress",
+            "--force",
+            "--context-length",
+            "64000",
+            "--summarizer",
+            "exec:sh -c 'cat >/dev/null; echo Sure, the agent added tracing and all went fine.'",
+        ])
+        .arg(&sample)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "note: the quality gate rejected exec:sh's summary: it lacks 4 of the 4 required headings",
+        ))
+        .stderr(predicate::str::contains("; asked again"))
+        .stderr(predicate::str::contains("; used the extractive summary"));
+}
+
+#[test]
+fn exec_summarizer_with_a_good_summary_is_accepted_unchanged() {
+    // A script that writes every required section and copies the ledger block from the prompt.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("good.sh");
+    std::fs::write(
+        &script,
+        "ledger=$(awk '/^## Task Ledger$/{p=1} p&&/^$/{exit} p{print}')\n\
+         printf '## Active Task\\nUser asked: continue implementation\\n\\n## Goal\\nEnd-to-end tracing.\\n\\n## Completed Actions\\n1. Added spans to the hook controllers.\\n\\n## Active State\\n- Tests pass.\\n\\n## Relevant Files\\n- lib/spotter_web/controllers/otel_trace_helpers.ex\\n\\n%s\\n' \"$ledger\"\n",
+    )
+    .unwrap();
+    let sample = sample("claude-code-session.jsonl");
+    let report = json_report([
+        "compress",
+        "--force",
+        "--context-length",
+        "64000",
+        "--report",
+        "json",
+        "--summarizer",
+        &format!("exec:sh {}", script.display()),
+        sample.to_str().unwrap(),
+    ]);
+    assert_eq!(report["summarizer"], "exec:sh", "{report}");
+    assert_eq!(report["fallback_used"], false);
+    assert_eq!(report["gate_rejections"], serde_json::json!([]));
+    assert_eq!(report["gate_added"], 0);
+    assert_eq!(report["escalations"], serde_json::json!([]));
+    let summary = report["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with(
+            "## Active Task\nUser asked: continue implementation\n\n## Goal\nEnd-to-end tracing.\n\n## Completed Actions\n1. Added spans"
+        ),
+        "{summary}"
+    );
+    assert_eq!(summary.matches("## Task Ledger").count(), 1);
 }
 
 #[test]

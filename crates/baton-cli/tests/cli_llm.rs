@@ -250,13 +250,21 @@ fn bad_flags_exit_2() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compress_with_the_llm_summarizer_uses_the_server_summary() {
+    // The fixture's two-section stub lacks most required headings and facts, which the quality
+    // gate rejects; the server here answers with a summary that has the required sections.
+    let mut body: Value =
+        serde_json::from_str(&llm_fixture("openai_summary_completion.json")).unwrap();
+    body["choices"][0]["message"]["content"] = Value::String(
+        "<think>plan the summary</think>## Active Task\nUser asked: continue implementation\n\n\
+         ## Goal\nFix the failing build.\n\n## Completed Actions\n1. READ src/main.rs — found \
+         the typo [tool: read_file]\n\n## Active State\n- Build fixed.\n\n## Relevant Files\n\
+         - src/main.rs"
+            .into(),
+    );
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(
-            llm_fixture("openai_summary_completion.json"),
-            "application/json",
-        ))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body.to_string(), "application/json"))
         .mount(&server)
         .await;
     let input = sample("claude-code-session.jsonl");

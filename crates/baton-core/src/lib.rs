@@ -13,6 +13,7 @@ pub mod formats;
 pub mod message;
 pub mod overflow;
 pub mod summary;
+pub mod synthetic;
 pub mod token_report;
 pub mod tokens;
 pub mod tool_action;

@@ -61,6 +61,7 @@ async fn the_trait_sends_the_prompt_and_returns_the_body_without_think_blocks() 
         budget_tokens: 500,
         ledger: &ledger,
         prompt: "SUMMARIZE THESE TURNS",
+        first_request: None,
     };
     let body = summarizer.summarize(input).await.unwrap();
     assert!(body.starts_with("## Goal"), "{body}");
@@ -176,6 +177,7 @@ async fn no_provider_is_typed_and_rests_long() {
             budget_tokens: 1,
             ledger: &ledger,
             prompt: "p",
+            first_request: None,
         })
         .await
         .unwrap_err();

@@ -319,6 +319,7 @@ pub(crate) fn json_report(r: &CompressionResult, before_messages: usize) -> serd
         "summarizer": r.summarizer,
         "escalations": r.escalations,
         "gate_added": r.gate_added,
+        "gate_rejections": r.gate_rejections,
         "elapsed_ms": r.elapsed.as_secs_f64() * 1000.0,
     })
 }

@@ -9,6 +9,7 @@
 
 use crate::compress::markers::is_summary_message;
 use crate::message::{Content, Message, Role};
+use crate::synthetic;
 use crate::tokens::TokenCounter;
 
 /// Cap on `protect_last_n` when it is used as a hard message floor. Without it a large
@@ -90,18 +91,23 @@ fn is_tool_caller(message: &Message) -> bool {
     message.role == Role::Assistant && message.has_tool_calls()
 }
 
-/// Newest user message at or after `from` that asks for something: not a summary, not blank.
-/// An image-only message counts; the image is the request.
+/// Newest user message at or after `from` that asks for something: see [`is_actionable_user`].
 pub fn last_actionable_user(messages: &[Message], from: usize) -> Option<usize> {
     (from.min(messages.len())..messages.len())
         .rev()
         .find(|&i| is_actionable_user(&messages[i]))
 }
 
-fn is_actionable_user(message: &Message) -> bool {
+/// Which row counts as a user request (the "latest user request" the tail keeps and the
+/// ledger's active task): a user message that is not blank, not a compaction summary (ours or
+/// an agent CLI's), and not a row the agent injected in the user's name (slash-command markup,
+/// task notifications, reminders, interruption markers: [`synthetic::is_synthetic`]). An
+/// image-only message counts; the image is the request.
+pub fn is_actionable_user(message: &Message) -> bool {
     message.role == Role::User
         && !is_blank_content(message.content.as_ref())
         && !is_summary_message(message)
+        && !synthetic::is_synthetic(message)
 }
 
 /// Whether content carries nothing: absent, null, whitespace, or only blank text parts.

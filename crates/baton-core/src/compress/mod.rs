@@ -124,6 +124,9 @@ pub struct CompressionResult {
     pub escalations: Vec<String>,
     /// Facts the quality gate had to add from the ledger.
     pub gate_added: usize,
+    /// Summaries the quality gate rejected (an echoed prompt, no structure and no facts), as
+    /// `summarizer: reason`, in order; each one escalated to the next rung.
+    pub gate_rejections: Vec<String>,
     pub elapsed: Duration,
 }
 
@@ -143,6 +146,7 @@ impl CompressionResult {
             fallback_used: false,
             escalations: Vec::new(),
             gate_added: 0,
+            gate_rejections: Vec::new(),
             elapsed: Duration::ZERO,
         }
     }

@@ -1,4 +1,5 @@
-//! One compression pass: prune → cut → summarize (with escalation) → gate → assemble.
+//! One compression pass: prune → cut → summarize (with escalation; the quality gate can
+//! reject a summary, which escalates too) → gate → assemble.
 //!
 //! The convergence guarantee lives here. The installed summary is never larger than its budget
 //! (nor than the span it replaces): an oversized or failed summary escalates to a shorter
@@ -19,6 +20,7 @@ use crate::summary::gate::check_and_repair;
 use crate::summary::ledger::TaskLedger;
 use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
 use crate::summary::redact::{redact, redact_owned_message};
+use crate::summary::reject;
 use crate::summary::sections;
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
@@ -187,7 +189,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let ledger = build_ledger(previous.as_deref(), &views, &messages);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
+    let first_request = first_user_request(&messages);
     let request = SummaryRequest {
+        first_request: first_request.as_deref(),
         turns: &turns,
         views: &views,
         previous: previous_redacted.as_deref(),
@@ -234,6 +238,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         }
         report.primary_failure = chosen.primary_failure;
         report.primary_succeeded = chosen.primary_succeeded;
+        report.result.gate_rejections = chosen.gate_rejections;
         return report;
     }
 
@@ -252,6 +257,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             fallback_used: chosen.fallback_used,
             escalations: chosen.escalations,
             gate_added,
+            gate_rejections: chosen.gate_rejections,
             elapsed: started.elapsed(),
         },
     }
@@ -389,7 +395,16 @@ fn redact_ledger(ledger: &mut TaskLedger) {
     }
 }
 
+/// The conversation's first real user request (not an injected row, not a summary), cut like
+/// the active task: the summary's goal.
+fn first_user_request(messages: &[Message]) -> Option<String> {
+    let first = messages.iter().find(|m| boundary::is_actionable_user(m))?;
+    let text: String = first.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
+    (!text.trim().is_empty()).then(|| redact(&text).into_owned())
+}
+
 struct SummaryRequest<'a> {
+    first_request: Option<&'a str>,
     /// The span as stored (never handed to a summarizer before bounding and redaction).
     turns: &'a [Cow<'a, Message>],
     /// Small redacted views, for the extractive summarizer.
@@ -405,50 +420,76 @@ struct Chosen {
     by: String,
     fallback_used: bool,
     escalations: Vec<String>,
+    /// Summaries the quality gate refused, as `summarizer: reason`.
+    gate_rejections: Vec<String>,
     primary_failure: Option<FailureKind>,
     primary_succeeded: bool,
     /// The summarizer could not be used at all ([`SummaryError::Unavailable`]).
     unavailable: Option<String>,
 }
 
-/// The escalation ladder: configured summarizer → the same, asked for half the size (when it
-/// ran over) → extractive → truncated extractive. Every rung's failure is recorded in words.
+/// The escalation ladder: configured summarizer → the same again (asked for half the size
+/// when it ran over; for the same size when the quality gate rejected its output) →
+/// extractive → truncated extractive. Every rung's failure is recorded in words.
 async fn choose_summary(ctx: &PassContext<'_>, req: &SummaryRequest<'_>, budget: u64) -> Chosen {
     let mut escalations = Vec::new();
+    let mut gate_rejections = Vec::new();
     let mut primary_failure = None;
     let extractive = ExtractiveSummarizer;
     let primary_is_extractive = ctx.summarizer.name() == extractive.name();
     if ctx.use_primary && !primary_is_extractive {
-        for (attempt, target) in [budget, (budget / 2).max(1)].into_iter().enumerate() {
+        let mut target = budget;
+        for attempt in 0..2 {
+            let name = ctx.summarizer.name();
+            let next = if attempt == 0 {
+                "; asked again"
+            } else {
+                "; used the extractive summary"
+            };
             match summarize_once(ctx.summarizer, req, target, ctx.timeout).await {
-                Ok(body) => match oversize(&body, budget, req.span_tokens) {
-                    None => {
-                        return Chosen {
-                            body,
-                            by: ctx.summarizer.name(),
-                            fallback_used: false,
-                            escalations,
-                            primary_failure: None,
-                            primary_succeeded: true,
-                            unavailable: None,
-                        };
+                Ok(body) => {
+                    // A non-summary is refused before its size matters: patching it would
+                    // install the echo or the chat reply with the ledger glued on.
+                    if let Some(rejection) = reject::judge(&body, req.ledger) {
+                        escalations.push(format!(
+                            "the quality gate rejected {name}'s summary: {rejection}{next}"
+                        ));
+                        gate_rejections.push(format!("{name}: {rejection}"));
+                        continue;
                     }
-                    Some(why) => escalations.push(format!(
-                        "{} returned {why}{}",
-                        ctx.summarizer.name(),
-                        if attempt == 0 {
-                            "; asked again for half the size"
-                        } else {
-                            ""
+                    match oversize(&body, budget, req.span_tokens) {
+                        None => {
+                            return Chosen {
+                                body,
+                                by: name,
+                                fallback_used: false,
+                                escalations,
+                                gate_rejections,
+                                primary_failure: None,
+                                primary_succeeded: true,
+                                unavailable: None,
+                            };
                         }
-                    )),
-                },
+                        Some(why) => {
+                            escalations.push(format!(
+                                "{name} returned {why}{}",
+                                if attempt == 0 {
+                                    "; asked again for half the size"
+                                } else {
+                                    ""
+                                }
+                            ));
+                            target = (budget / 2).max(1);
+                        }
+                    }
+                }
                 Err(e @ SummaryError::Unavailable { .. }) => {
                     return Chosen {
                         body: String::new(),
-                        by: ctx.summarizer.name(),
+                        by: name,
                         fallback_used: false,
                         escalations,
+                        gate_rejections,
                         primary_failure: Some(FailureKind::Other),
                         primary_succeeded: false,
                         unavailable: Some(e.to_string()),
@@ -489,6 +530,7 @@ async fn choose_summary(ctx: &PassContext<'_>, req: &SummaryRequest<'_>, budget:
         by,
         fallback_used,
         escalations,
+        gate_rejections,
         primary_failure,
         primary_succeeded: false,
         unavailable: None,
@@ -524,7 +566,7 @@ async fn summarize_once(
             focus_topic: req.focus,
             budget_tokens: budget as usize,
             ledger_block: &ledger_block,
-            has_user_turns: turns.iter().any(|m| m.role == Role::User),
+            has_user_turns: turns.iter().any(boundary::is_actionable_user),
         })
     } else {
         String::new()
@@ -535,6 +577,7 @@ async fn summarize_once(
         focus_topic: req.focus,
         budget_tokens: budget as usize,
         ledger: req.ledger,
+        first_request: req.first_request,
         prompt: &prompt,
     };
     let name = summarizer.name();

@@ -8,6 +8,7 @@
 //! | a user record's `tool_result` blocks | `tool` messages, in order (text blocks joined, images as `[image]`) |
 //! | a user record's other blocks | one `user` message after those (text joined; image blocks kept as `image_url` parts) |
 //! | `isCompactSummary` user record | kept as a user message; its index goes to `meta.compaction_summary_indices` |
+//! | user rows Claude Code wrote in the user's name (`isMeta`, slash-command markup, task notifications, reminders, interruption markers, continuation summaries) | kept, flagged `meta.synthetic = "<kind>"` on the message ([`crate::synthetic`]); their count in `meta.synthetic_rows` |
 //! | `system` `compact_boundary` | index of the next message in `meta.compact_boundary_indices` |
 //! | `system` `init` (SDK) | `meta.sdk_tools`, `meta.models` |
 //! | `isSidechain` records | skipped when the file also has main-thread records |
@@ -33,6 +34,7 @@ use crate::formats::transcript::{
     push_reasoning, put, remap, repair_tool_pairing, text_of,
 };
 use crate::message::{Content, ContentPart, Message, Role, ToolCall, describe_value};
+use crate::synthetic::{self, SyntheticKind};
 use crate::usage::{ApiShape, normalize_usage};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -204,10 +206,17 @@ impl RecordSink for Builder {
                     }
                     self.assistant(message)
                 } else {
-                    if r.get("isCompactSummary").is_some_and(truthy) {
+                    let injected = if r.get("isCompactSummary").is_some_and(truthy) {
                         self.summary_indices.push(self.out.len());
-                    }
-                    self.user(message)
+                        Some(SyntheticKind::CompactionSummary)
+                    } else if r.get("isMeta").is_some_and(truthy) {
+                        // Claude Code's own flag for rows it wrote in the user's name: skill
+                        // bodies, slash-command expansions, caveats, reminders.
+                        Some(SyntheticKind::CommandExpansion)
+                    } else {
+                        None
+                    };
+                    self.user(message, injected)
                 }
             }
             // progress, file-history-snapshot, queue-operation, summary, result, and record
@@ -315,7 +324,28 @@ impl Builder {
         Ok(())
     }
 
-    fn user(&mut self, message: &Object) -> Result<(), FormatError> {
+    /// A user record's messages; `injected` flags its user message as not typed by the user
+    /// (refined by the text's own kind when it has one).
+    fn user(
+        &mut self,
+        message: &Object,
+        injected: Option<SyntheticKind>,
+    ) -> Result<(), FormatError> {
+        let before = self.out.len();
+        self.user_messages(message)?;
+        if let Some(flag) = injected
+            && let Some(m) = self.out[before..]
+                .iter_mut()
+                .rev()
+                .find(|m| m.role == Role::User)
+        {
+            let kind = synthetic::kind_of(m).unwrap_or(flag);
+            synthetic::mark(m, kind);
+        }
+        Ok(())
+    }
+
+    fn user_messages(&mut self, message: &Object) -> Result<(), FormatError> {
         let blocks = match message.get("content") {
             Some(Value::String(s)) => {
                 self.out.push(Message::user(s.clone()));
@@ -374,6 +404,7 @@ impl Builder {
     }
 
     fn finish(mut self, with_prompt: bool) -> Conversation {
+        let synthetic_rows = synthetic::mark_synthetic_rows(&mut self.out);
         let repaired = repair_tool_pairing(self.out);
         let mut meta = Object::new();
         let mut calls: Vec<_> = self.usage_by_message_id.drain().collect();
@@ -423,6 +454,9 @@ impl Builder {
         );
         if !repaired.repairs.is_empty() {
             meta.insert("repairs".into(), repaired.repairs.to_value());
+        }
+        if synthetic_rows > 0 {
+            meta.insert("synthetic_rows".into(), synthetic_rows.into());
         }
         self.facts.put_into(&mut meta);
         let mut conv = Conversation::new(repaired.messages);

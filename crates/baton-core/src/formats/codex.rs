@@ -11,6 +11,7 @@
 //! | `reasoning` | `reasoning_details` of the next assistant message: `reasoning.summary` / `reasoning.text` entries and the `reasoning.encrypted` blob (format `openai-responses-v1`) |
 //! | `compacted` | a user message `[compacted history summary]\n…`, indexed in `meta.compaction_indices` |
 //! | `turn_context` | the model → `meta.models` |
+//! | user messages Codex writes itself (`<environment_context>`, AGENTS.md / `<user_instructions>`, `<turn_aborted>`, subagent notifications, compactions) | kept, flagged `meta.synthetic = "<kind>"` on the message ([`crate::synthetic`]); their count in `meta.synthetic_rows` |
 //! | `event_msg` | skipped (UI duplicates of response items), except a `user_message` whose text is not among the last user messages (logs trimmed to their events) |
 //!
 //! The repair pass ([`repair_tool_pairing`](super::transcript::repair_tool_pairing)) then makes
@@ -25,6 +26,7 @@ use crate::formats::transcript::{
     repair_tool_pairing, text_of,
 };
 use crate::message::{Message, Role, ToolCall, describe_value};
+use crate::synthetic;
 use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
@@ -365,6 +367,7 @@ impl Builder {
 
     fn finish(mut self) -> Conversation {
         self.flush_reasoning();
+        let synthetic_rows = synthetic::mark_synthetic_rows(&mut self.out);
         let repaired = repair_tool_pairing(self.out);
         let mut meta = Object::new();
         meta.insert("format".into(), "codex-rollout-jsonl".into());
@@ -382,6 +385,9 @@ impl Builder {
         );
         if !repaired.repairs.is_empty() {
             meta.insert("repairs".into(), repaired.repairs.to_value());
+        }
+        if synthetic_rows > 0 {
+            meta.insert("synthetic_rows".into(), synthetic_rows.into());
         }
         self.facts.put_into(&mut meta);
         let mut conv = Conversation::new(repaired.messages);

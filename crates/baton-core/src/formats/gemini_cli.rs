@@ -7,6 +7,7 @@
 //! | `type: gemini` | an `assistant` message: `content`, `toolCalls[].{id, name, args}` → `tool_calls`, `thoughts[]` → `reasoning_content` (`subject: description` lines) |
 //! | each tool call's `result[].functionResponse.response` | a `tool` message after the assistant message: `output`, else `error`, else the response as JSON (`resultDisplay` when no result was logged) |
 //! | `info`, `error`, `warning`, … | skipped (CLI notices, never sent to the model) |
+//! | user messages the CLI wrote itself (its setup message, `<state_snapshot>` compressions) | kept, flagged `meta.synthetic = "<kind>"` ([`crate::synthetic`]); their count in `meta.synthetic_rows` |
 //!
 //! The session id, project hash, start time and models go to `meta`; the repair pass
 //! ([`repair_tool_pairing`]) then makes the conversation API-valid.
@@ -17,6 +18,7 @@ use crate::formats::transcript::{
     SessionFacts, arguments_string, assistant, put, repair_tool_pairing, text_of,
 };
 use crate::message::{Message, ToolCall, describe_value};
+use crate::synthetic;
 use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
@@ -130,6 +132,7 @@ pub fn from_session(session: &Value) -> Result<Conversation, FormatError> {
             _ => {}
         }
     }
+    let synthetic_rows = synthetic::mark_synthetic_rows(&mut out);
     let repaired = repair_tool_pairing(out);
     let mut meta = Object::new();
     meta.insert("format".into(), "gemini-cli-session-json".into());
@@ -145,6 +148,9 @@ pub fn from_session(session: &Value) -> Result<Conversation, FormatError> {
     facts.put_into(&mut meta);
     if !repaired.repairs.is_empty() {
         meta.insert("repairs".into(), repaired.repairs.to_value());
+    }
+    if synthetic_rows > 0 {
+        meta.insert("synthetic_rows".into(), synthetic_rows.into());
     }
     let mut conv = Conversation::new(repaired.messages);
     conv.extra.insert("meta".into(), Value::Object(meta));

@@ -367,6 +367,7 @@ mod tests {
             budget_tokens: 100,
             ledger: &ledger,
             prompt,
+            first_request: None,
         };
         ExecSummarizer::parse(command, timeout)
             .unwrap()

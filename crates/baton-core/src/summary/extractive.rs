@@ -12,6 +12,7 @@ use crate::summary::ledger::{self, PairedCall, TaskLedger};
 use crate::summary::sections::{self, section_body};
 use crate::summary::view;
 use crate::summary::{BoxFuture, Summarizer, SummaryError, SummaryInput};
+use crate::synthetic;
 use crate::tool_action::{self, ToolAction};
 use regex::Regex;
 use std::sync::LazyLock;
@@ -347,7 +348,7 @@ impl Draft {
         let remaining = remaining_work(&pending, &blocked);
         Draft {
             active_task: active_task(input.ledger, &span, prev),
-            goal: goal(&span, prev),
+            goal: goal(&span, prev, input.first_request),
             constraints,
             actions: actions(&span, prev, &focus),
             active_state: active_state(input.ledger, &span),
@@ -442,15 +443,19 @@ fn active_task(ledger: &TaskLedger, span: &Span<'_>, prev: Option<&str>) -> Stri
     }
 }
 
-/// The goal is where the work started: carried from the previous summary, else the span's
-/// first request.
-fn goal(span: &Span<'_>, prev: Option<&str>) -> String {
+/// The goal is where the work started: carried from the previous summary, else the
+/// conversation's first real request, else the span's first request.
+fn goal(span: &Span<'_>, prev: Option<&str>, first_request: Option<&str>) -> String {
     let carried = prev
         .and_then(|p| section_body(p, sections::GOAL))
-        .filter(|b| !b.is_empty() && *b != NO_GOAL);
-    match (carried, span.requests.first()) {
+        // A goal an older version took from an injected row is not carried.
+        .filter(|b| !b.is_empty() && *b != NO_GOAL && synthetic::classify_text(b).is_none());
+    let first = first_request
+        .filter(|t| !t.trim().is_empty())
+        .or(span.requests.first().map(|(_, t)| t.as_str()));
+    match (carried, first) {
         (Some(goal), _) => goal.to_string(),
-        (None, Some((_, first))) => one_line(first, GOAL_MAX_CHARS),
+        (None, Some(first)) => one_line(first, GOAL_MAX_CHARS),
         (None, None) => NO_GOAL.into(),
     }
 }
@@ -934,6 +939,7 @@ mod tests {
             budget_tokens: budget,
             ledger,
             prompt: "",
+            first_request: None,
         };
         summarize_extractively(&input)
     }
@@ -1073,6 +1079,7 @@ mod tests {
             budget_tokens: 100_000,
             ledger: &ledger,
             prompt: "",
+            first_request: None,
         };
         let out = summarize_extractively(&input);
         let actions = body(&out, sections::COMPLETED_ACTIONS);
@@ -1120,6 +1127,7 @@ mod tests {
             budget_tokens: 10_000,
             ledger: &ledger,
             prompt: "",
+            first_request: None,
         };
         let mut fut = ExtractiveSummarizer.summarize(input);
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

@@ -4,7 +4,9 @@
 //! A summarizer (especially a model) can drop a heading, paraphrase the user's request, or
 //! forget the file it just edited. The gate checks the summary against the task ledger, the
 //! one source of facts that no summarizer wrote, and adds back what is missing from the ledger
-//! itself rather than rejecting the summary: a repaired summary is always better than none.
+//! itself: an incomplete summary repaired is better than none. Output that is not a summary at
+//! all (the prompt echoed back, or neither headings nor facts) is rejected before it gets here,
+//! by [`super::reject::judge`], and the compressor escalates instead of patching it.
 //! Repair is idempotent, so gating an already gated summary returns it unchanged.
 
 use crate::summary::ledger::{self, TaskLedger};

@@ -13,6 +13,7 @@
 
 use crate::message::{Content, Message, Role, ToolCall};
 use crate::summary::sections;
+use crate::synthetic;
 use crate::tool_action::{self, ToolAction};
 use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
@@ -42,14 +43,6 @@ pub const SUMMARY_MARKER_KEY: &str = "_baton_summary";
 const SUMMARY_PREFIXES: [&str; 2] = [
     "[CONTEXT COMPACTION",
     "This session is being continued from a previous conversation",
-];
-/// Claude Code's local-command echoes: user-role messages that are not requests.
-/// User-role rows an agent harness injects rather than the user typing them (Claude Code's
-/// local-command echoes and skill bodies): never the task, the goal or a decision.
-const LOCAL_COMMAND_PREFIXES: [&str; 3] = [
-    "<local-command-caveat>",
-    "<local-command-stdout>",
-    "Base directory for this skill:",
 ];
 
 const ACTIVE_TASK_LINE: &str = "- Active task:";
@@ -607,13 +600,10 @@ fn pair_exchange<'a>(calls: &'a [ToolCall], results: &'a [Message]) -> Vec<Paire
 }
 
 /// Whether a user message is something to act on: not blank, not a compaction summary, not a
-/// local-command echo.
+/// row the agent injected (slash-command markup, notifications, reminders, interruption
+/// markers: see [`crate::synthetic`]). Injected rows are never the task, the goal or a decision.
 pub fn is_real_request(m: &Message) -> bool {
-    if m.role != Role::User {
-        return false;
-    }
-    let head = leading_text(m).trim_start();
-    has_text(m) && !is_summary(m) && !LOCAL_COMMAND_PREFIXES.iter().any(|p| head.starts_with(p))
+    m.role == Role::User && has_text(m) && !is_summary(m) && !synthetic::is_synthetic(m)
 }
 
 /// Whether an assistant message says something (and is not a summary installed in that role).

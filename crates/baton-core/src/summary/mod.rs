@@ -11,6 +11,7 @@ pub mod gate;
 pub mod ledger;
 pub mod prompt;
 pub mod redact;
+pub mod reject;
 pub mod sections;
 pub mod view;
 
@@ -37,6 +38,10 @@ pub struct SummaryInput<'a> {
     pub budget_tokens: usize,
     /// Mechanically extracted task state; rendered into every summary verbatim.
     pub ledger: &'a TaskLedger,
+    /// The conversation's first real user request (often in the protected head, outside
+    /// `turns`): where the work started, so the summary's goal is what the user asked rather
+    /// than whatever the span happens to start with. `None` when unknown.
+    pub first_request: Option<&'a str>,
     /// The full prompt for model-backed summarizers (exec, LLM).
     pub prompt: &'a str,
 }

@@ -86,6 +86,35 @@ pub fn build_prompt(input: &PromptInput) -> String {
     prompt
 }
 
+/// The prompt's fixed wording: every template with no turns, previous summary, ledger or
+/// focus filled in. The quality gate compares summaries with it to catch a model that echoes
+/// its instructions back ([`super::reject`]).
+pub fn instruction_text() -> String {
+    let empty = |template: &str| {
+        fill(
+            template,
+            &[
+                ("turns", ""),
+                ("previous_summary", ""),
+                ("ledger_block", ""),
+                ("focus_topic", ""),
+                ("budget_tokens", ""),
+            ],
+        )
+    };
+    [
+        preamble(true),
+        fill(LANGUAGE_NO_USER, &[]),
+        empty(FIRST),
+        empty(UPDATE),
+        empty(SECTIONS),
+        empty(LEDGER),
+        empty(FOCUS),
+        empty(CLOSING),
+    ]
+    .join("\n\n")
+}
+
 fn preamble(has_user_turns: bool) -> String {
     let language = if has_user_turns {
         LANGUAGE_USER
@@ -201,6 +230,13 @@ fn serialize_turn(m: &Message) -> String {
         }
         Role::Assistant if body.is_empty() => format!("[ASSISTANT]:{}", tool_call_list(m)),
         Role::Assistant => format!("[ASSISTANT]: {body}{}", tool_call_list(m)),
+        // Labelled so a model does not take an injected row for the user's request.
+        Role::User => match crate::synthetic::kind_of(m) {
+            Some(kind) => {
+                format!("[USER ROW INJECTED BY THE AGENT ({kind}), NOT TYPED BY THE USER]: {body}")
+            }
+            None => format!("[USER]: {body}"),
+        },
         role => format!("[{}]: {body}", role.as_str().to_ascii_uppercase()),
     }
 }

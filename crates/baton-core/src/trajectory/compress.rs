@@ -103,6 +103,7 @@ impl SummaryJob {
             budget_tokens: self.budget,
             ledger: &self.ledger,
             prompt: &self.prompt,
+            first_request: None,
         }
     }
 }

@@ -47,6 +47,7 @@ pub async fn summarize_all(
                 budget_tokens: SUMMARY_BUDGET_TOKENS,
                 ledger: &ledger,
                 prompt: job.prompt,
+                first_request: None,
             };
             let call: BoxFuture<'_, _> = Box::pin(one_call(summarizer, input, &slots, deadline));
             call
