@@ -7,19 +7,23 @@ use crate::session::{PREVIEW_CHARS, Session};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
-/// The first user message of `session_id` with any text, on one line (whitespace runs become
-/// one space), cut to [`PREVIEW_CHARS`] characters plus `...`; empty when there is none.
+/// The first user message of `session_id` with any text the user typed, on one line (whitespace
+/// runs become one space), cut to [`PREVIEW_CHARS`] characters plus `...`; empty when there is
+/// none. Rows an agent injected (slash-command markup, system reminders, `/compact` summaries)
+/// are skipped, since they say nothing about what the session was for.
 pub fn first_user_line(conn: &Connection, session_id: &str) -> Result<String> {
     let mut stmt = conn.prepare_cached(
         "SELECT content FROM messages WHERE session_id = ?1 AND role = 'user' \
-         AND content IS NOT NULL AND TRIM(content) != '' ORDER BY timestamp, id LIMIT 5",
+         AND content IS NOT NULL AND TRIM(content) != '' ORDER BY timestamp, id LIMIT 20",
     )?;
     let rows = stmt
         .query_map([session_id], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows
         .iter()
-        .map(|c| one_line(&plain_text(c)))
+        .map(|c| plain_text(c))
+        .filter(|text| baton_core::synthetic::classify_text(text).is_none())
+        .map(|text| one_line(&baton_core::synthetic::without_wrapping_blocks(&text)))
         .find(|line| !line.is_empty())
         .map(|line| cut(&line))
         .unwrap_or_default())
@@ -81,5 +85,20 @@ mod tests {
             ),
             "look"
         );
+    }
+
+    #[test]
+    fn previews_skip_rows_the_agent_injected() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, \
+             content TEXT, timestamp REAL);
+             INSERT INTO messages (session_id, role, content, timestamp) VALUES
+               ('s', 'user', '<command-name>/clear</command-name>', 1),
+               ('s', 'user', '<system-reminder>be brief</system-reminder>', 2),
+               ('s', 'user', '<system-reminder>x</system-reminder> fix the parser', 3);",
+        )
+        .unwrap();
+        assert_eq!(first_user_line(&conn, "s").unwrap(), "fix the parser");
     }
 }
