@@ -51,8 +51,9 @@ pub struct CompressArgs {
     #[arg(long, default_value_t = 0.20)]
     pub target_ratio: f64,
 
-    /// Minimum number of recent messages kept verbatim.
-    #[arg(long, default_value_t = 20)]
+    /// Keep the last N messages verbatim: never summarized, never pruned, whatever the tail's
+    /// token budget (a large N can leave little or nothing to compact).
+    #[arg(long, default_value_t = baton_core::compress::DEFAULT_PROTECT_LAST_N)]
     pub protect_last: usize,
 
     /// Keep everything about this topic in full detail.
@@ -120,6 +121,7 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
             input.display()
         )));
     }
+    refuse_orphan_results(&label, &doc)?;
     let runtime = crate::commands::runtime()?;
     let registry = EngineRegistry::with_builtin();
     let mut results = Vec::with_capacity(doc.conversations.len());
@@ -151,6 +153,30 @@ pub fn run(args: &CompressArgs) -> Result<(), Failure> {
     }
     write_output(args.output.as_deref(), &compacted.to_text())?;
     report(args, &label, &doc, &results);
+    Ok(())
+}
+
+/// Refuses (exit 2) a conversation holding a tool result without its call, whatever `--force`
+/// says: a no-op writes its input back unchanged, and a provider rejects that sequence, so the
+/// output would be as broken as the input. (A trailing call without a result is an exchange
+/// in progress and is accepted.)
+fn refuse_orphan_results(label: &str, doc: &Document) -> Result<(), Failure> {
+    use baton_core::compress::sanitize::{SequenceError, validate_sequence};
+    for (i, conv) in doc.conversations.iter().enumerate() {
+        if let Err(
+            e @ (SequenceError::ResultWithoutCall { .. } | SequenceError::UnmatchedResult { .. }),
+        ) = validate_sequence(&conv.messages)
+        {
+            let which = if doc.conversations.len() > 1 {
+                format!(" conversation {i}")
+            } else {
+                String::new()
+            };
+            return Err(Failure::BadInput(format!(
+                "{label}{which}: {e}; providers reject a tool result without its call, so the file cannot be compacted (or written back) as it is: restore the call or remove the result"
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -188,7 +214,11 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 fn report(args: &CompressArgs, label: &str, doc: &Document, results: &[CompressionResult]) {
     for (i, (conv, r)) in doc.conversations.iter().zip(results).enumerate() {
         match args.report {
-            ReportFormat::Json => eprintln!("{}", json_report(r, conv.messages.len())),
+            ReportFormat::Json => {
+                let mut value = json_report(r, conv.messages.len());
+                value["tail"] = tail_report(args, r, &conv.messages);
+                eprintln!("{value}");
+            }
             ReportFormat::Text => {
                 if results.len() > 1 {
                     eprintln!("{label} conversation {i}:");
@@ -241,5 +271,49 @@ pub(crate) fn json_report(r: &CompressionResult, before_messages: usize) -> serd
         "escalations": r.escalations,
         "gate_added": r.gate_added,
         "elapsed_ms": r.elapsed.as_secs_f64() * 1000.0,
+    })
+}
+
+/// The verbatim tail against its budget and floors, for measuring tail sizes across a corpus
+/// (`scripts/tail-distribution.py`). Counts are the rough estimate the compressor uses; the
+/// tail is the input from the summarized range's end (a carried request is not counted).
+/// `null` when nothing was summarized.
+fn tail_report(
+    args: &CompressArgs,
+    r: &CompressionResult,
+    before: &[baton_core::Message],
+) -> serde_json::Value {
+    use baton_core::compress::boundary::{tail_floor, tail_token_floor};
+    use baton_core::compress::threshold::ThresholdConfig;
+    use baton_core::tokens::{RoughCounter, TokenCounter};
+    let Some(range) = &r.summarized_range else {
+        return serde_json::Value::Null;
+    };
+    let budget = ThresholdConfig {
+        fraction: args.threshold,
+        target_ratio: args.target_ratio,
+        context_length: args.context_length,
+        max_output_tokens: None,
+    }
+    .budgets()
+    .tail_tokens;
+    let tokens = |m: &[baton_core::Message]| -> u64 {
+        m.iter().map(|m| RoughCounter.count_message(m) as u64).sum()
+    };
+    let end = range.end.min(before.len());
+    let start = range.start.min(end);
+    let tail_tokens = tokens(&before[end..]);
+    let floor_messages = tail_floor(before.len() - start, args.protect_last);
+    // The token floor applies when the conversation has that much after the head.
+    let floor_tokens =
+        (tail_token_floor(budget as usize) as u64).min(tokens(before.get(start + 1..).unwrap_or_default()));
+    let messages = before.len() - end;
+    json!({
+        "messages": messages,
+        "tokens": tail_tokens,
+        "budget_tokens": budget,
+        "floor_messages": floor_messages,
+        "floor_tokens": floor_tokens,
+        "below_floor": messages < floor_messages || tail_tokens < floor_tokens,
     })
 }

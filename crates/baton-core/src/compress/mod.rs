@@ -27,6 +27,10 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Default of [`CompressorConfig::protect_last_n`]: the reference's effective tail floor
+/// (its 20, capped at 8).
+pub const DEFAULT_PROTECT_LAST_N: usize = 8;
+
 /// Configuration of the [`Compressor`], with the reference design's defaults and names.
 #[derive(Clone)]
 pub struct CompressorConfig {
@@ -36,7 +40,9 @@ pub struct CompressorConfig {
     pub target_ratio: f64,
     /// Non-system head messages kept verbatim before the first compaction.
     pub protect_first_n: usize,
-    /// Minimum tail messages (capped at 8 as a hard floor, as the reference does).
+    /// The last messages kept verbatim (never summarized, never pruned). A hard floor, not
+    /// capped: the reference caps its default of 20 at 8, so Baton's default is 8 and a larger
+    /// value is honoured as given.
     pub protect_last_n: usize,
     pub context_length: u64,
     /// Tokens reserved for the reply.
@@ -56,7 +62,7 @@ impl Default for CompressorConfig {
             threshold: 0.50,
             target_ratio: 0.20,
             protect_first_n: 3,
-            protect_last_n: 20,
+            protect_last_n: DEFAULT_PROTECT_LAST_N,
             context_length: 200_000,
             max_output_tokens: None,
             max_passes_per_turn: 3,
