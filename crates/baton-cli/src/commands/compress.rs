@@ -214,11 +214,7 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 fn report(args: &CompressArgs, label: &str, doc: &Document, results: &[CompressionResult]) {
     for (i, (conv, r)) in doc.conversations.iter().zip(results).enumerate() {
         match args.report {
-            ReportFormat::Json => {
-                let mut value = json_report(r, conv.messages.len());
-                value["tail"] = tail_report(args, r, &conv.messages);
-                eprintln!("{value}");
-            }
+            ReportFormat::Json => eprintln!("{}", json_report(r, conv.messages.len())),
             ReportFormat::Text => {
                 if results.len() > 1 {
                     eprintln!("{label} conversation {i}:");
@@ -270,50 +266,14 @@ pub(crate) fn json_report(r: &CompressionResult, before_messages: usize) -> serd
         "summarizer": r.summarizer,
         "escalations": r.escalations,
         "gate_added": r.gate_added,
+        "tail": r.tail.map(|t| json!({
+            "messages": t.messages,
+            "tokens": t.tokens,
+            "budget_tokens": t.budget_tokens,
+            "floor_messages": t.floor_messages,
+            "floor_tokens": t.floor_tokens,
+            "below_floor": t.below_floor(),
+        })),
         "elapsed_ms": r.elapsed.as_secs_f64() * 1000.0,
-    })
-}
-
-/// The verbatim tail against its budget and floors, for measuring tail sizes across a corpus
-/// (`scripts/tail-distribution.py`). Counts are the rough estimate the compressor uses; the
-/// tail is the input from the summarized range's end (a carried request is not counted).
-/// `null` when nothing was summarized.
-fn tail_report(
-    args: &CompressArgs,
-    r: &CompressionResult,
-    before: &[baton_core::Message],
-) -> serde_json::Value {
-    use baton_core::compress::boundary::{tail_floor, tail_token_floor};
-    use baton_core::compress::threshold::ThresholdConfig;
-    use baton_core::tokens::{RoughCounter, TokenCounter};
-    let Some(range) = &r.summarized_range else {
-        return serde_json::Value::Null;
-    };
-    let budget = ThresholdConfig {
-        fraction: args.threshold,
-        target_ratio: args.target_ratio,
-        context_length: args.context_length,
-        max_output_tokens: None,
-    }
-    .budgets()
-    .tail_tokens;
-    let tokens = |m: &[baton_core::Message]| -> u64 {
-        m.iter().map(|m| RoughCounter.count_message(m) as u64).sum()
-    };
-    let end = range.end.min(before.len());
-    let start = range.start.min(end);
-    let tail_tokens = tokens(&before[end..]);
-    let floor_messages = tail_floor(before.len() - start, args.protect_last);
-    // The token floor applies when the conversation has that much after the head.
-    let floor_tokens =
-        (tail_token_floor(budget as usize) as u64).min(tokens(before.get(start + 1..).unwrap_or_default()));
-    let messages = before.len() - end;
-    json!({
-        "messages": messages,
-        "tokens": tail_tokens,
-        "budget_tokens": budget,
-        "floor_messages": floor_messages,
-        "floor_tokens": floor_tokens,
-        "below_floor": messages < floor_messages || tail_tokens < floor_tokens,
     })
 }

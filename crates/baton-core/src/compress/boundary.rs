@@ -531,7 +531,11 @@ mod tests {
     fn tail_keeps_its_floor_even_when_messages_are_huge() {
         let v = chat(10, 2_000);
         let cut = find_tail_cut(&v, 1, 10, 20, &RoughCounter);
-        assert_eq!(v.len() - cut, 20, "protect_last_n is a floor, not capped at 8");
+        assert_eq!(
+            v.len() - cut,
+            20,
+            "protect_last_n is a floor, not capped at 8"
+        );
         let cut = plan_tail(&v, 1, 10, 20, &RoughCounter).cut;
         assert_eq!(v.len() - cut, 20, "the ceiling cut never passes the floor");
     }
@@ -559,7 +563,11 @@ mod tests {
         ];
         let plan = plan_tail(&v, 1, 10, 3, &RoughCounter);
         assert_eq!(plan.cut, 2, "three messages is the floor");
-        assert_eq!(plan.carried_user, Some(1), "the request follows the summary");
+        assert_eq!(
+            plan.carried_user,
+            Some(1),
+            "the request follows the summary"
+        );
     }
 
     /// The shape of issue #12: a long agent session whose budget-anchored tail lands just over
@@ -574,7 +582,9 @@ mod tests {
             v.push(Message::tool(id, "output line ".repeat(60 + (k % 7) * 40)));
         }
         v.push(Message::assistant("All done, pushed."));
-        v.push(Message::user("<task-notification>stale task</task-notification>"));
+        v.push(Message::user(
+            "<task-notification>stale task</task-notification>",
+        ));
         v.push(Message::assistant("That was stale."));
         v.push(Message::user("did you push?"));
         v.push(Message::assistant("Yes, everything is pushed."));
@@ -582,9 +592,18 @@ mod tests {
         for budget in [500, 2_000, 5_000, 9_000] {
             let plan = plan_tail(&v, 1, budget, 8, &RoughCounter);
             assert!(n - plan.cut >= 8, "budget {budget}: tail {}", n - plan.cut);
-            assert!(plan.cut <= n - 2, "budget {budget}: the last exchange stays");
-            let tokens: usize = v[plan.cut..].iter().map(|m| RoughCounter.count_message(m)).sum();
-            assert!(tokens >= budget / 2, "budget {budget}: tail tokens {tokens}");
+            assert!(
+                plan.cut <= n - 2,
+                "budget {budget}: the last exchange stays"
+            );
+            let tokens: usize = v[plan.cut..]
+                .iter()
+                .map(|m| RoughCounter.count_message(m))
+                .sum();
+            assert!(
+                tokens >= budget / 2,
+                "budget {budget}: tail tokens {tokens}"
+            );
             assert!(!splits_group(&v, plan.cut));
         }
     }
@@ -668,8 +687,10 @@ mod tests {
                     prop_assert_eq!(cut, head_end, "everything protected: nothing to summarize");
                 }
                 let tail: usize = v[cut..].iter().map(|m| RoughCounter.count_message(m)).sum();
-                let from_second: usize = v[head_end + 1..].iter().map(|m| RoughCounter.count_message(m)).sum();
-                prop_assert!(tail >= tail_token_floor(budget).min(from_second) || v[head_end + 1..cut].iter().any(|m| m.role == Role::Tool),
+                // The span needs at least the first message after the head, with its group.
+                let first_edge = align_forward(&v, head_end + 1);
+                let rest: usize = v[first_edge..].iter().map(|m| RoughCounter.count_message(m)).sum();
+                prop_assert!(cut == head_end || tail >= tail_token_floor(budget).min(rest),
                     "tail tokens {} under the floor {}", tail, tail_token_floor(budget));
             }
             if let Some(u) = last_actionable_user(&v, head_end) {

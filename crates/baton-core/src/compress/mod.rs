@@ -130,7 +130,31 @@ pub struct CompressionResult {
     pub escalations: Vec<String>,
     /// Facts the quality gate had to add from the ledger.
     pub gate_added: usize,
+    /// The verbatim tail of a compaction against its budget and floors.
+    pub tail: Option<TailStats>,
     pub elapsed: Duration,
+}
+
+/// What a compaction kept verbatim after the summary (the carried request included), in the
+/// rough tokens the boundaries use, against the tail budget and floors. Reported so tail sizes
+/// can be measured across a corpus (`compress --report json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TailStats {
+    pub messages: usize,
+    pub tokens: u64,
+    pub budget_tokens: u64,
+    /// The message floor ([`boundary::tail_floor`]).
+    pub floor_messages: usize,
+    /// The token floor ([`boundary::tail_token_floor`]), lowered to what the conversation has
+    /// after its head (less the first message and its call group, which the span needs).
+    pub floor_tokens: u64,
+}
+
+impl TailStats {
+    /// Whether the tail is under either floor (a bug: the boundaries guarantee both).
+    pub fn below_floor(&self) -> bool {
+        self.messages < self.floor_messages || self.tokens < self.floor_tokens
+    }
 }
 
 use crate::message::Message;
@@ -149,6 +173,7 @@ impl CompressionResult {
             fallback_used: false,
             escalations: Vec::new(),
             gate_added: 0,
+            tail: None,
             elapsed: Duration::ZERO,
         }
     }

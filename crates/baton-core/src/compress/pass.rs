@@ -246,8 +246,30 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             fallback_used: chosen.fallback_used,
             escalations: chosen.escalations,
             gate_added,
+            tail: Some(tail_stats(&ctx, &messages, start, &tail)),
             elapsed: started.elapsed(),
         },
+    }
+}
+
+/// The kept tail (`tail`, carried request included) against the budget and floors, counted on
+/// the pruned `messages` the boundaries saw.
+fn tail_stats(
+    ctx: &PassContext<'_>,
+    messages: &[Message],
+    start: usize,
+    tail: &[Message],
+) -> crate::compress::TailStats {
+    let budget = ctx.budgets.tail_tokens;
+    // The span needs at least the first message (with its call group) after the head.
+    let first_edge = boundary::align_forward(messages, start + 1);
+    let after_first = tokens_of(messages.get(first_edge..).unwrap_or_default());
+    crate::compress::TailStats {
+        messages: tail.len(),
+        tokens: tokens_of(tail),
+        budget_tokens: budget,
+        floor_messages: boundary::tail_floor(messages.len() - start, ctx.protect_last_n),
+        floor_tokens: (boundary::tail_token_floor(budget as usize) as u64).min(after_first),
     }
 }
 

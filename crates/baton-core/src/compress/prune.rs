@@ -640,7 +640,11 @@ mod tests {
             Message::tool("r", lines(2000, "huge")),
         ];
         let out = prune(&messages, &token_mode(2, 100));
-        assert_eq!(out.pruned(), 0, "the last 2 messages are verbatim by promise");
+        assert_eq!(
+            out.pruned(),
+            0,
+            "the last 2 messages are verbatim by promise"
+        );
         assert_eq!(out.messages, messages);
     }
 
