@@ -143,7 +143,17 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // sits at the head boundary, or the tail was over its ceiling), it is carried.
     let (end, moved_user) = (plan.cut, plan.carried_user);
     if start >= end || end > messages.len() {
-        return nothing_to_summarize(&ctx, messages, pruned_count, started);
+        let after_head = messages.len().saturating_sub(start);
+        let mut report = nothing_to_summarize(&ctx, messages, pruned_count, started);
+        if ctx.protect_last_n >= after_head
+            && let Outcome::NoOp { reason } = &mut report.result.outcome
+        {
+            *reason = format!(
+                "the last {} messages are protected (protect_last_n) and the {after_head} after the head are all of them",
+                ctx.protect_last_n
+            );
+        }
+        return report;
     }
 
     // Pruning keeps message count and order, so the same range of the original holds the
