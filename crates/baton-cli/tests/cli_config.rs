@@ -223,7 +223,7 @@ fn config_show_names_each_values_origin() {
     assert_eq!(s["compression"]["target_ratio"]["source"], "flag");
     assert_eq!(s["compression"]["target_ratio"]["flag"], "--set");
     assert_eq!(s["compression"]["protect_last_n"]["source"], "default");
-    assert_eq!(s["compression"]["protect_last_n"]["value"], 20);
+    assert_eq!(s["compression"]["protect_last_n"]["value"], 8);
     assert_eq!(s["context"]["engine"]["value"], "compressor");
     assert_eq!(json["pricing"]["my-model"]["input"], 1.5);
     assert_eq!(json["pricing"]["my-model"]["output"], 6.0);

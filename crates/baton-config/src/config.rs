@@ -18,7 +18,9 @@ pub mod defaults {
     pub const ENABLED: bool = true;
     pub const THRESHOLD: f64 = 0.50;
     pub const TARGET_RATIO: f64 = 0.20;
-    pub const PROTECT_LAST_N: u64 = 20;
+    /// `baton-core`'s `DEFAULT_PROTECT_LAST_N`. The reference design says 20 but caps it at 8
+    /// as a message floor; ours is uncapped (the last N stay verbatim), so 8 keeps its behaviour.
+    pub const PROTECT_LAST_N: u64 = 8;
     pub const MAX_ATTEMPTS: u64 = 3;
     /// `auto`: summaries are written by the main model's provider.
     pub const AUXILIARY_PROVIDER: &str = "auto";

@@ -17,7 +17,6 @@ use baton_core::truncate::group_digits;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct CompressArgs {
@@ -61,8 +60,9 @@ pub struct CompressArgs {
     #[arg(long, default_value_t = 0.20)]
     pub target_ratio: f64,
 
-    /// Minimum number of recent messages kept verbatim.
-    #[arg(long, default_value_t = 20)]
+    /// Keep the last N messages verbatim: never summarized, never pruned, whatever the tail's
+    /// token budget (a large N can leave little or nothing to compact).
+    #[arg(long, default_value_t = baton_core::compress::DEFAULT_PROTECT_LAST_N)]
     pub protect_last: usize,
 
     /// Keep everything about this topic in full detail.
@@ -142,6 +142,7 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
             input.display()
         )));
     }
+    refuse_orphan_results(&label, &doc)?;
     let registry = EngineRegistry::with_builtin();
     let mut results = Vec::with_capacity(doc.conversations.len());
     let mut compacted = doc.clone();
@@ -205,24 +206,39 @@ fn disabled(messages: &[baton_core::Message], schema_tokens: u64, by: &str) -> C
         .map(|m| RoughCounter.count_message(m) as u64)
         .sum::<u64>()
         + schema_tokens;
-    CompressionResult {
-        messages: messages.to_vec(),
-        outcome: Outcome::NoOp {
+    CompressionResult::unchanged(
+        messages,
+        tokens,
+        Outcome::NoOp {
             reason: format!(
                 "compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
             ),
         },
-        summarized_range: None,
-        pruned: 0,
-        tokens_before: tokens,
-        tokens_after: tokens,
-        summary: None,
-        summarizer: None,
-        fallback_used: false,
-        escalations: Vec::new(),
-        gate_added: 0,
-        elapsed: Duration::ZERO,
+    )
+}
+
+/// Refuses (exit 2) a conversation holding a tool result without its call, whatever `--force`
+/// says: a no-op writes its input back unchanged, and a provider rejects that sequence, so the
+/// output would be as broken as the input. (A trailing call without a result is an exchange
+/// in progress and is accepted.)
+fn refuse_orphan_results(label: &str, doc: &Document) -> Result<(), Failure> {
+    use baton_core::compress::sanitize::{SequenceError, validate_sequence};
+    for (i, conv) in doc.conversations.iter().enumerate() {
+        if let Err(
+            e @ (SequenceError::ResultWithoutCall { .. } | SequenceError::UnmatchedResult { .. }),
+        ) = validate_sequence(&conv.messages)
+        {
+            let which = if doc.conversations.len() > 1 {
+                format!(" conversation {i}")
+            } else {
+                String::new()
+            };
+            return Err(Failure::BadInput(format!(
+                "{label}{which}: {e}; providers reject a tool result without its call, so the file cannot be compacted (or written back) as it is: restore the call or remove the result"
+            )));
+        }
     }
+    Ok(())
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
@@ -320,6 +336,14 @@ pub(crate) fn json_report(r: &CompressionResult, before_messages: usize) -> serd
         "escalations": r.escalations,
         "gate_added": r.gate_added,
         "gate_rejections": r.gate_rejections,
+        "tail": r.tail.map(|t| json!({
+            "messages": t.messages,
+            "tokens": t.tokens,
+            "budget_tokens": t.budget_tokens,
+            "floor_messages": t.floor_messages,
+            "floor_tokens": t.floor_tokens,
+            "below_floor": t.below_floor(),
+        })),
         "elapsed_ms": r.elapsed.as_secs_f64() * 1000.0,
     })
 }

@@ -115,7 +115,10 @@ pub fn resolve(
     }
     let (threshold, threshold_source) = setting(&config.compression.threshold, 0.5);
     let (target_ratio, ratio_source) = setting(&config.compression.target_ratio, 0.2);
-    let (protect_last, _) = setting(&config.compression.protect_last_n, 20);
+    let (protect_last, _) = setting(
+        &config.compression.protect_last_n,
+        baton_core::compress::DEFAULT_PROTECT_LAST_N as u64,
+    );
     let (max_attempts, _) = setting(&config.compression.max_attempts, 3);
     let (enabled, enabled_source) = setting(&config.compression.enabled, true);
     let explanation = ThresholdConfig {

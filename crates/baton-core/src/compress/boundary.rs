@@ -7,16 +7,22 @@
 //! the newest real user request, plus the newest reply the user saw, stay in the tail: a
 //! summary of "what the user asked" is a poor substitute for the words themselves.
 
+use crate::compress::assemble::unwrap_summary;
 use crate::compress::markers::is_summary_message;
 use crate::message::{Content, Message, Role};
 use crate::synthetic;
 use crate::tokens::TokenCounter;
 
-/// Cap on `protect_last_n` when it is used as a hard message floor. Without it a large
-/// `protect_last_n` pins long tails of huge tool results and compaction frees nothing.
-pub const MAX_TAIL_MESSAGE_FLOOR: usize = 8;
-/// Fewest messages the tail keeps whenever the span allows it.
+/// Fewest messages the tail keeps whenever the span allows it (at least one message is left to
+/// summarize). `protect_last_n` raises this floor without limit: it is the user's promise that
+/// the last N messages stay verbatim.
 pub const MIN_TAIL_MESSAGES: usize = 3;
+/// The tail keeps at least `budget / TAIL_FLOOR_DIVISOR` tokens whenever the conversation has
+/// that much after the head. The budget walk stops at the first message that would cross the
+/// soft ceiling, and a ceiling cut moves the cut forward; without this floor one large message
+/// at the wrong place leaves a tail of a few short messages and a summary standing in for the
+/// whole recent exchange (issue #12: 344 messages compacted to 7).
+pub const TAIL_FLOOR_DIVISOR: u64 = 2;
 /// Messages past the protected head searched for an earlier summary. A session resumed from a
 /// compacted one starts with its summary, and head protection must decay there too.
 const HANDOFF_PROBE_EXTRA: usize = 4;
@@ -106,8 +112,25 @@ pub fn last_actionable_user(messages: &[Message], from: usize) -> Option<usize> 
 pub fn is_actionable_user(message: &Message) -> bool {
     message.role == Role::User
         && !is_blank_content(message.content.as_ref())
-        && !is_summary_message(message)
+        && (!is_summary_message(message) || carried_request(message).is_some())
         && !synthetic::is_synthetic(message)
+}
+
+/// The user's own words in a summary carrier: a request merged after a summary's end marker
+/// (or fenced before it) by an earlier pass. It is still the latest request, and the next pass
+/// must keep it verbatim after the new summary instead of treating it as part of the old one.
+pub fn carried_request(message: &Message) -> Option<Message> {
+    unwrap_summary(message).filter(|m| !is_blank_content(m.content.as_ref()))
+}
+
+/// `message` as the user wrote it: a summary carrier's own content, else the message itself.
+pub fn own_words(message: &Message) -> std::borrow::Cow<'_, Message> {
+    if is_summary_message(message)
+        && let Some(own) = carried_request(message)
+    {
+        return std::borrow::Cow::Owned(own);
+    }
+    std::borrow::Cow::Borrowed(message)
 }
 
 /// Whether content carries nothing: absent, null, whitespace, or only blank text parts.
@@ -148,17 +171,29 @@ fn has_visible_text(message: &Message) -> bool {
     }
 }
 
-/// First index of the protected tail: messages from the result on stay verbatim, messages in
-/// `head_end..result` are summarized. The result is in `(head_end, len]` when
-/// `head_end < len`.
+/// Where the protected tail starts, and the latest user message the pass carries verbatim to
+/// just after the summary because the cut had to pass it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailPlan {
+    /// First index of the verbatim tail; `head_end` when everything after the head is
+    /// protected (nothing to summarize), `len` when the tail is empty.
+    pub cut: usize,
+    /// Index of the latest actionable user message when it sits before `cut`.
+    pub carried_user: Option<usize>,
+}
+
+/// The anchored tail cut (before any ceiling cut): messages from the result on stay verbatim,
+/// messages in `head_end..result` are summarized. The result is in `[head_end, len]`; it is
+/// `head_end` only when `protect_last_n` covers everything after the head.
 ///
 /// This is the reference design's later form, which replaced a flat three-message floor after
 /// the simpler walk let whole transcripts fit the tail (nothing to summarize, compaction
 /// retried forever) and let the latest request or reply slip into the summary:
 /// 1. walk back from the end summing tokens until the soft ceiling (1.5 × budget, so one
-///    oversized message does not force a cut mid-turn), keeping at least the tail floor;
+///    oversized message does not force a cut mid-turn), keeping at least the tail floor
+///    (messages and tokens, see [`tail_floor`] and [`TAIL_FLOOR_DIVISOR`]);
 /// 2. when everything fit, walk again against the raw budget so a middle remains;
-/// 3. clamp to the fallback `len - floor`, then to after the head;
+/// 3. clamp to the message floor, then to after the head;
 /// 4. align to call groups, then pull in the last actionable user message and the last
 ///    visible assistant reply.
 ///
@@ -170,98 +205,192 @@ pub fn find_tail_cut(
     protect_last_n: usize,
     counter: &dyn TokenCounter,
 ) -> usize {
+    if head_end >= messages.len() {
+        return messages.len();
+    }
+    let walk = TailWalk::new(messages, head_end, budget_tokens, protect_last_n, counter);
+    walk.anchored()
+}
+
+/// The tail cut a pass uses: the anchored cut of [`find_tail_cut`], then, when that tail is
+/// over its soft ceiling (the latest request is far back, or group alignment pulled in a large
+/// call group), a second cut *inside* the tail. The second cut never passes the message floor,
+/// the token floor, or the newest assistant reply to the latest user request; when it passes
+/// that request, the request is carried (see [`TailPlan::carried_user`]) so it still follows
+/// the summary verbatim.
+pub fn plan_tail(
+    messages: &[Message],
+    head_end: usize,
+    budget_tokens: usize,
+    protect_last_n: usize,
+    counter: &dyn TokenCounter,
+) -> TailPlan {
     let n = messages.len();
     if head_end >= n {
-        return n;
+        return TailPlan {
+            cut: n,
+            carried_user: None,
+        };
     }
-    let counts: Vec<usize> = messages[head_end..]
-        .iter()
-        .map(|m| counter.count_message(m))
-        .collect();
-    let min_tail = tail_floor(n - head_end - 1, protect_last_n);
-    let cut = budget_cut(&counts, head_end, budget_tokens, min_tail);
-    let fallback = n - min_tail;
-    let mut cut = cut.min(fallback);
-    if cut <= head_end {
-        cut = fallback.max(head_end + 1);
+    let walk = TailWalk::new(messages, head_end, budget_tokens, protect_last_n, counter);
+    let anchored = walk.anchored();
+    let cut = walk.ceiling_cut(anchored);
+    TailPlan {
+        cut,
+        carried_user: last_actionable_user(messages, head_end).filter(|&u| u < cut),
     }
-    let cut = align_backward(messages, cut);
-    let cut = keep_last_user_in_tail(messages, cut, head_end);
-    let cut = keep_last_reply_in_tail(messages, cut, head_end);
-    align_forward(messages, cut.max(head_end + 1))
 }
 
-/// Messages the tail keeps regardless of tokens: `protect_last_n` capped at
-/// [`MAX_TAIL_MESSAGE_FLOOR`], at least [`MIN_TAIL_MESSAGES`], but always leaving two messages
-/// to summarize when the span is short, and none when there is at most one message after the
-/// head.
-fn tail_floor(available: usize, protect_last_n: usize) -> usize {
-    if available <= 1 {
-        return 0;
-    }
-    let floor = protect_last_n.clamp(MIN_TAIL_MESSAGES, MAX_TAIL_MESSAGE_FLOOR);
-    let cap = available.saturating_sub(2).max(MIN_TAIL_MESSAGES);
-    floor.min(cap).min(available)
+/// Messages the tail keeps regardless of tokens, out of `after` messages after the head:
+/// `protect_last_n` (a promise to the user, never capped), and at least
+/// [`MIN_TAIL_MESSAGES`] while one message is left to summarize.
+pub fn tail_floor(after: usize, protect_last_n: usize) -> usize {
+    let soft_min = MIN_TAIL_MESSAGES.min(after.saturating_sub(1));
+    protect_last_n.max(soft_min).min(after)
 }
 
-/// The budget walks (steps 1 and 2 of [`find_tail_cut`]) over `counts[k]`, the tokens of
-/// message `head_end + k`.
-fn budget_cut(counts: &[usize], head_end: usize, budget: usize, min_tail: usize) -> usize {
-    let n = head_end + counts.len();
-    let soft = budget + budget / 2;
-    let mut acc = 0;
-    let mut cut = n;
-    for i in (head_end..n).rev() {
-        let t = counts[i - head_end];
-        if acc + t > soft && n - i >= min_tail {
-            break;
+/// The tokens the tail keeps at least (when the conversation has that much after the head).
+pub fn tail_token_floor(budget_tokens: usize) -> usize {
+    budget_tokens / TAIL_FLOOR_DIVISOR as usize
+}
+
+/// One conversation's tail computation: per-message counts (computed once) and the floors.
+struct TailWalk<'a> {
+    messages: &'a [Message],
+    head_end: usize,
+    /// `counts[k]`: tokens of message `head_end + k`.
+    counts: Vec<usize>,
+    budget: usize,
+    soft: usize,
+    floor_messages: usize,
+    floor_tokens: usize,
+}
+
+impl<'a> TailWalk<'a> {
+    fn new(
+        messages: &'a [Message],
+        head_end: usize,
+        budget: usize,
+        protect_last_n: usize,
+        counter: &dyn TokenCounter,
+    ) -> Self {
+        let counts = messages[head_end..]
+            .iter()
+            .map(|m| counter.count_message(m))
+            .collect();
+        TailWalk {
+            messages,
+            head_end,
+            counts,
+            budget,
+            soft: budget.saturating_add(budget / 2),
+            floor_messages: tail_floor(messages.len() - head_end, protect_last_n),
+            floor_tokens: tail_token_floor(budget),
         }
-        acc += t;
-        cut = i;
     }
-    let everything_fit = cut <= head_end && acc > 0 && acc <= soft;
-    if !everything_fit {
-        return cut;
+
+    fn len(&self) -> usize {
+        self.messages.len()
     }
-    let mut raw = 0;
-    for j in (head_end..n).rev() {
-        let t = counts[j - head_end];
-        if raw + t > budget && n - j >= min_tail {
-            return j;
+
+    fn tokens_from(&self, cut: usize) -> usize {
+        self.counts[cut.max(self.head_end) - self.head_end..]
+            .iter()
+            .sum()
+    }
+
+    /// Walks back from the end, never before `stop`, adding each message while the tail is
+    /// under a floor (messages, tokens, or not yet down to `must_reach`) or while the message
+    /// still fits `limit`. Returns the cut and the tail's tokens.
+    fn walk_back(&self, stop: usize, limit: usize, must_reach: usize) -> (usize, usize) {
+        let n = self.len();
+        let mut acc = 0usize;
+        let mut cut = n;
+        for i in (stop..n).rev() {
+            let t = self.counts[i - self.head_end];
+            let forced =
+                n - cut < self.floor_messages || acc < self.floor_tokens || i >= must_reach;
+            if !forced && acc.saturating_add(t) > limit {
+                break;
+            }
+            acc = acc.saturating_add(t);
+            cut = i;
         }
-        raw += t;
-        cut = j;
+        (cut, acc)
     }
-    cut
+
+    fn anchored(&self) -> usize {
+        let (n, head_end) = (self.len(), self.head_end);
+        let messages = self.messages;
+        if self.floor_messages >= n - head_end {
+            return head_end; // everything after the head is protected
+        }
+        let (mut cut, acc) = self.walk_back(head_end, self.soft, n);
+        if cut <= head_end && acc <= self.soft {
+            // Everything fit the soft ceiling: walk against the raw budget so a middle remains.
+            cut = self.walk_back(head_end, self.budget, n).0;
+        }
+        let walked = cut.clamp(head_end + 1, n - self.floor_messages);
+        let mut cut = align_backward(messages, walked);
+        if cut <= head_end {
+            // The group reaches into the head boundary: keep it whole in the span instead,
+            // unless that breaks the floor; then nothing is left to summarize.
+            cut = align_forward(messages, walked);
+            if n - cut < self.floor_messages {
+                return head_end;
+            }
+        }
+        if let Some(u) = last_actionable_user(messages, head_end) {
+            // At the head boundary it cannot join the tail; the pass carries it instead.
+            if u < cut && u > head_end {
+                cut = u;
+            }
+        }
+        if let Some(a) = last_visible_assistant(messages, head_end + 1)
+            && a < cut
+        {
+            let group = align_backward(messages, a);
+            cut = if group > head_end { group } else { a };
+        }
+        align_forward(messages, cut.max(head_end + 1))
+    }
+
+    /// Cuts a tail over its soft ceiling inside itself (never before `anchored`); see
+    /// [`plan_tail`].
+    fn ceiling_cut(&self, anchored: usize) -> usize {
+        let n = self.len();
+        if anchored >= n || self.tokens_from(anchored) <= self.soft {
+            return anchored;
+        }
+        let messages = self.messages;
+        let user = last_actionable_user(messages, self.head_end);
+        let reply_edge = user
+            .and_then(|u| reply_to(messages, u))
+            .map(|a| align_backward(messages, a));
+        let max_cut = (n - self.floor_messages).min(reply_edge.unwrap_or(n));
+        if max_cut <= anchored {
+            return anchored;
+        }
+        // When the cut passes the request it is carried, paid for out of the tail's budget.
+        let reserve = user
+            .filter(|&u| u >= anchored)
+            .map_or(0, |u| self.counts[u - self.head_end]);
+        let (walked, _) = self.walk_back(anchored, self.soft.saturating_sub(reserve), max_cut);
+        if walked <= anchored {
+            return anchored;
+        }
+        let forward = align_forward(messages, walked);
+        if forward <= max_cut && self.tokens_from(forward) >= self.floor_tokens {
+            return forward;
+        }
+        align_backward(messages, walked).max(anchored)
+    }
 }
 
-/// Pulls the newest actionable user message into the tail. When it sits exactly at the head
-/// boundary it cannot join the tail, so the cut moves forward past its reply instead: the
-/// request and its answer are summarized together rather than split.
-fn keep_last_user_in_tail(messages: &[Message], cut: usize, head_end: usize) -> usize {
-    match last_actionable_user(messages, head_end) {
-        Some(u) if u < cut && u <= head_end => turn_pair_end(messages, u),
-        Some(u) if u < cut => u,
-        _ => cut,
-    }
-}
-
-/// End of the exchange started by the user message at `user`: its assistant reply and that
-/// reply's tool results.
-fn turn_pair_end(messages: &[Message], user: usize) -> usize {
-    let mut j = user + 1;
-    if messages.get(j).is_some_and(|m| m.role == Role::Assistant) {
-        j += 1;
-    }
-    align_forward(messages, j)
-}
-
-/// Pulls the newest visible assistant reply (with the call group before it) into the tail.
-fn keep_last_reply_in_tail(messages: &[Message], cut: usize, head_end: usize) -> usize {
-    match last_visible_assistant(messages, head_end + 1) {
-        Some(a) if a < cut => align_backward(messages, a).max(head_end + 1),
-        _ => cut,
-    }
+/// The newest assistant message after the user message at `user` (preferring one with visible
+/// text): the reply to that request, which stays verbatim.
+fn reply_to(messages: &[Message], user: usize) -> Option<usize> {
+    last_visible_assistant(messages, user + 1)
 }
 
 /// Whether a compaction would summarize anything: the span between the aligned head and the
@@ -278,64 +407,7 @@ pub fn has_content_to_compress(
         messages,
         head_size(messages, protect_first_n, already_compacted),
     );
-    start < find_tail_cut(messages, start, budget_tokens, protect_last_n, counter)
-}
-
-/// The boundary finder keeps the latest user message in the tail (the reference's rule). When
-/// that message is far back — an agent that worked for hundreds of steps on one request — the
-/// anchored tail can exceed its budget many times over and the pass would free almost
-/// nothing. Then the tail is cut by budget alone, and the latest user message is carried
-/// verbatim to just after the summary instead (returned as its index), so it is still the
-/// first thing the model reads after the summary and the pass still converges.
-pub fn converging_cut(
-    messages: &[Message],
-    start: usize,
-    anchored: usize,
-    tail_budget: u64,
-    counter: &dyn TokenCounter,
-) -> (usize, Option<usize>) {
-    let soft = tail_budget + tail_budget / 2;
-    let anchored_tokens: u64 = messages[anchored.min(messages.len())..]
-        .iter()
-        .map(|m| counter.count_message(m) as u64)
-        .sum();
-    if anchored_tokens <= soft {
-        return (anchored, None);
-    }
-    let Some(user) = last_actionable_user(messages, start) else {
-        return (anchored, None);
-    };
-    // The carried message is kept verbatim, so it is paid for out of the tail's budget.
-    let reserve = counter.count_message(&messages[user]) as u64;
-    let by_budget = cut_by_budget(messages, user + 1, soft.saturating_sub(reserve), counter);
-    if by_budget <= anchored || by_budget <= user + 1 {
-        return (anchored, None);
-    }
-    (by_budget, Some(user))
-}
-
-/// The tail cut from the end back to `soft` tokens (at least 3 messages), aligned so no tool
-/// call is separated from its results.
-fn cut_by_budget(
-    messages: &[Message],
-    start: usize,
-    soft: u64,
-    counter: &dyn TokenCounter,
-) -> usize {
-    const MIN_TAIL: usize = 3;
-    let n = messages.len();
-    let mut acc = 0u64;
-    let mut cut = n;
-    for i in (start..n).rev() {
-        let t = counter.count_message(&messages[i]) as u64;
-        if acc + t > soft && n - i >= MIN_TAIL {
-            break;
-        }
-        acc += t;
-        cut = i;
-    }
-    let cut = align_backward(messages, cut).max(start + 1);
-    align_forward(messages, cut)
+    start < plan_tail(messages, start, budget_tokens, protect_last_n, counter).cut
 }
 
 #[cfg(test)]
@@ -465,7 +537,13 @@ mod tests {
     fn tail_keeps_its_floor_even_when_messages_are_huge() {
         let v = chat(10, 2_000);
         let cut = find_tail_cut(&v, 1, 10, 20, &RoughCounter);
-        assert_eq!(v.len() - cut, MAX_TAIL_MESSAGE_FLOOR);
+        assert_eq!(
+            v.len() - cut,
+            20,
+            "protect_last_n is a floor, not capped at 8"
+        );
+        let cut = plan_tail(&v, 1, 10, 20, &RoughCounter).cut;
+        assert_eq!(v.len() - cut, 20, "the ceiling cut never passes the floor");
     }
 
     #[test]
@@ -481,7 +559,7 @@ mod tests {
     }
 
     #[test]
-    fn a_request_at_the_head_boundary_is_summarized_with_its_reply() {
+    fn a_request_at_the_head_boundary_is_carried_and_the_floor_kept() {
         let v = vec![
             Message::system("s"),
             Message::user("do it ".repeat(2_000)),
@@ -489,11 +567,51 @@ mod tests {
             Message::tool("a", "x".repeat(8_000)),
             Message::assistant("done"),
         ];
-        let cut = find_tail_cut(&v, 1, 10, 3, &RoughCounter);
+        let plan = plan_tail(&v, 1, 10, 3, &RoughCounter);
+        assert_eq!(plan.cut, 2, "three messages is the floor");
         assert_eq!(
-            cut, 4,
-            "the request goes to the summary with its tool exchange"
+            plan.carried_user,
+            Some(1),
+            "the request follows the summary"
         );
+    }
+
+    /// The shape of issue #12: a long agent session whose budget-anchored tail lands just over
+    /// the soft ceiling; the last exchange (a notification, a question and its answer) must
+    /// stay verbatim, and the tail must keep its floors.
+    #[test]
+    fn a_tail_over_its_ceiling_is_cut_inside_never_past_the_last_exchange() {
+        let mut v = vec![Message::system("s"), Message::user("build the epic")];
+        for k in 0..120 {
+            let id = format!("c{k}");
+            v.push(Message::assistant_tool_calls(vec![call(&id)]));
+            v.push(Message::tool(id, "output line ".repeat(60 + (k % 7) * 40)));
+        }
+        v.push(Message::assistant("All done, pushed."));
+        v.push(Message::user(
+            "<task-notification>stale task</task-notification>",
+        ));
+        v.push(Message::assistant("That was stale."));
+        v.push(Message::user("did you push?"));
+        v.push(Message::assistant("Yes, everything is pushed."));
+        let n = v.len();
+        for budget in [500, 2_000, 5_000, 9_000] {
+            let plan = plan_tail(&v, 1, budget, 8, &RoughCounter);
+            assert!(n - plan.cut >= 8, "budget {budget}: tail {}", n - plan.cut);
+            assert!(
+                plan.cut <= n - 2,
+                "budget {budget}: the last exchange stays"
+            );
+            let tokens: usize = v[plan.cut..]
+                .iter()
+                .map(|m| RoughCounter.count_message(m))
+                .sum();
+            assert!(
+                tokens >= budget / 2,
+                "budget {budget}: tail tokens {tokens}"
+            );
+            assert!(!splits_group(&v, plan.cut));
+        }
     }
 
     #[test]
@@ -551,18 +669,42 @@ mod tests {
         }
 
         #[test]
-        fn tail_cut_is_after_the_head_and_keeps_the_last_request(
+        fn tail_plan_keeps_its_floors_and_the_last_exchange(
             v in strategies::conversation(),
             head in 0usize..40,
             budget in 0usize..400,
             protect_last_n in 0usize..25,
         ) {
-            let head_end = head.min(v.len().saturating_sub(1));
-            let cut = find_tail_cut(&v, head_end, budget, protect_last_n, &RoughCounter);
-            prop_assert!(head_end < cut && cut <= v.len(), "cut {} head {}", cut, head_end);
+            let n = v.len();
+            // The pass aligns the head forward, so the head never ends inside a call group.
+            let head_end = align_forward(&v, head.min(n.saturating_sub(1)));
+            let anchored = find_tail_cut(&v, head_end, budget, protect_last_n, &RoughCounter);
+            let plan = plan_tail(&v, head_end, budget, protect_last_n, &RoughCounter);
+            let cut = plan.cut;
+            prop_assert!(head_end <= anchored && anchored <= cut && cut <= n,
+                "head {} anchored {} cut {}: the ceiling cut stays inside the tail", head_end, anchored, cut);
             prop_assert!(!splits_group(&v, cut));
-            if let Some(u) = last_actionable_user(&v, head_end + 1) {
-                prop_assert!(u >= cut, "user {} before cut {}", u, cut);
+            if n > head_end {
+                let after = n - head_end;
+                let floor = tail_floor(after, protect_last_n);
+                prop_assert!(n - cut >= floor || cut == head_end + 1 && v[head_end + 1].role == Role::Tool,
+                    "tail {} below its floor {}", n - cut, floor);
+                if protect_last_n >= after {
+                    prop_assert_eq!(cut, head_end, "everything protected: nothing to summarize");
+                }
+                let tail: usize = v[cut..].iter().map(|m| RoughCounter.count_message(m)).sum();
+                // The span needs at least the first message after the head, with its group.
+                let first_edge = align_forward(&v, head_end + 1);
+                let rest: usize = v[first_edge..].iter().map(|m| RoughCounter.count_message(m)).sum();
+                prop_assert!(cut == head_end || tail >= tail_token_floor(budget).min(rest),
+                    "tail tokens {} under the floor {}", tail, tail_token_floor(budget));
+            }
+            if let Some(u) = last_actionable_user(&v, head_end) {
+                // The request is in the tail or carried; its reply is never summarized.
+                prop_assert!(u >= cut || plan.carried_user == Some(u));
+                if let Some(a) = last_visible_assistant(&v, u + 1) {
+                    prop_assert!(a >= cut, "reply {} cut {}", a, cut);
+                }
             }
         }
     }

@@ -27,6 +27,10 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Default of [`CompressorConfig::protect_last_n`]: the reference's effective tail floor
+/// (its 20, capped at 8).
+pub const DEFAULT_PROTECT_LAST_N: usize = 8;
+
 /// Configuration of the [`Compressor`], with the reference design's defaults and names.
 #[derive(Clone)]
 pub struct CompressorConfig {
@@ -36,7 +40,9 @@ pub struct CompressorConfig {
     pub target_ratio: f64,
     /// Non-system head messages kept verbatim before the first compaction.
     pub protect_first_n: usize,
-    /// Minimum tail messages (capped at 8 as a hard floor, as the reference does).
+    /// The last messages kept verbatim (never summarized, never pruned). A hard floor, not
+    /// capped: the reference caps its default of 20 at 8, so Baton's default is 8 and a larger
+    /// value is honoured as given.
     pub protect_last_n: usize,
     pub context_length: u64,
     /// Tokens reserved for the reply.
@@ -56,7 +62,7 @@ impl Default for CompressorConfig {
             threshold: 0.50,
             target_ratio: 0.20,
             protect_first_n: 3,
-            protect_last_n: 20,
+            protect_last_n: DEFAULT_PROTECT_LAST_N,
             context_length: 200_000,
             max_output_tokens: None,
             max_passes_per_turn: 3,
@@ -127,13 +133,39 @@ pub struct CompressionResult {
     /// Summaries the quality gate rejected (an echoed prompt, no structure and no facts), as
     /// `summarizer: reason`, in order; each one escalated to the next rung.
     pub gate_rejections: Vec<String>,
+    /// The verbatim tail of a compaction against its budget and floors.
+    pub tail: Option<TailStats>,
     pub elapsed: Duration,
+}
+
+/// What a compaction kept verbatim after the summary (the carried request included), in the
+/// rough tokens the boundaries use, against the tail budget and floors. Reported so tail sizes
+/// can be measured across a corpus (`compress --report json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TailStats {
+    pub messages: usize,
+    pub tokens: u64,
+    pub budget_tokens: u64,
+    /// The message floor ([`boundary::tail_floor`]).
+    pub floor_messages: usize,
+    /// The token floor ([`boundary::tail_token_floor`]), lowered to what the conversation has
+    /// after its head (less the first message and its call group, which the span needs).
+    pub floor_tokens: u64,
+}
+
+impl TailStats {
+    /// Whether the tail is under either floor (a bug: the boundaries guarantee both).
+    pub fn below_floor(&self) -> bool {
+        self.messages < self.floor_messages || self.tokens < self.floor_tokens
+    }
 }
 
 use crate::message::Message;
 
 impl CompressionResult {
-    pub(crate) fn unchanged(messages: &[Message], tokens: u64, outcome: Outcome) -> Self {
+    /// The result of a call that changed nothing: `messages` as given, `tokens` before and
+    /// after, and why (`outcome`).
+    pub fn unchanged(messages: &[Message], tokens: u64, outcome: Outcome) -> Self {
         CompressionResult {
             messages: messages.to_vec(),
             outcome,
@@ -147,6 +179,7 @@ impl CompressionResult {
             escalations: Vec::new(),
             gate_added: 0,
             gate_rejections: Vec::new(),
+            tail: None,
             elapsed: Duration::ZERO,
         }
     }

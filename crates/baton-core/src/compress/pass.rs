@@ -134,27 +134,28 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         _ => head_end,
     };
     let start = boundary::align_forward(&messages, head_end);
-    let anchored = boundary::find_tail_cut(
+    let plan = boundary::plan_tail(
         &messages,
         start,
         ctx.budgets.tail_tokens as usize,
         ctx.protect_last_n,
         counter(),
     );
-    let (end, moved_user) = boundary::converging_cut(
-        &messages,
-        start,
-        anchored,
-        ctx.budgets.tail_tokens,
-        counter(),
-    );
-    // Whatever the cut, the latest user message must follow the summary verbatim: when the
-    // span would swallow it (a cut forced past a user message right after the head), carry it.
-    let moved_user = moved_user.or_else(|| {
-        boundary::last_actionable_user(&messages, start).filter(|&u| u >= start && u < end)
-    });
+    // The latest user message must follow the summary verbatim: when the cut passes it (it
+    // sits at the head boundary, or the tail was over its ceiling), it is carried.
+    let (end, moved_user) = (plan.cut, plan.carried_user);
     if start >= end || end > messages.len() {
-        return nothing_to_summarize(&ctx, messages, pruned_count, started);
+        let after_head = messages.len().saturating_sub(start);
+        let mut report = nothing_to_summarize(&ctx, messages, pruned_count, started);
+        if ctx.protect_last_n >= after_head
+            && let Outcome::NoOp { reason } = &mut report.result.outcome
+        {
+            *reason = format!(
+                "the last {} messages are protected (protect_last_n) and the {after_head} after the head are all of them",
+                ctx.protect_last_n
+            );
+        }
+        return report;
     }
 
     // Pruning keeps message count and order, so the same range of the original holds the
@@ -165,7 +166,10 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     } else {
         &messages[start..end]
     };
-    let (previous, turns) = split_previous_summaries(span);
+    let (span_previous, turns) = split_previous_summaries(span);
+    // Assembly drops every earlier summary, wherever it sits (head, span or kept tail), so
+    // each one's body, and with it its task ledger, is carried into the new summary.
+    let previous = previous_summaries(&messages[..start], span_previous, &messages[end..]);
     if turns.is_empty() {
         return nothing_to_summarize(&ctx, messages, pruned_count, started);
     }
@@ -258,8 +262,30 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             escalations: chosen.escalations,
             gate_added,
             gate_rejections: chosen.gate_rejections,
+            tail: Some(tail_stats(&ctx, &messages, start, &tail)),
             elapsed: started.elapsed(),
         },
+    }
+}
+
+/// The kept tail (`tail`, carried request included) against the budget and floors, counted on
+/// the pruned `messages` the boundaries saw.
+fn tail_stats(
+    ctx: &PassContext<'_>,
+    messages: &[Message],
+    start: usize,
+    tail: &[Message],
+) -> crate::compress::TailStats {
+    let budget = ctx.budgets.tail_tokens;
+    // The span needs at least the first message (with its call group) after the head.
+    let first_edge = boundary::align_forward(messages, start + 1);
+    let after_first = tokens_of(messages.get(first_edge..).unwrap_or_default());
+    crate::compress::TailStats {
+        messages: tail.len(),
+        tokens: tokens_of(tail),
+        budget_tokens: budget,
+        floor_messages: boundary::tail_floor(messages.len() - start, ctx.protect_last_n),
+        floor_tokens: (boundary::tail_token_floor(budget as usize) as u64).min(after_first),
     }
 }
 
@@ -270,7 +296,8 @@ fn carried_tail(carried: Option<&Message>, tail: &[Message]) -> Vec<Message> {
     let Some(carried) = carried else {
         return tail.to_vec();
     };
-    let mut first = carried.clone();
+    // A request carried inside an earlier summary's message travels as its own words.
+    let mut first = boundary::own_words(carried).into_owned();
     let mut rest = tail;
     if let Some((next, after)) = tail.split_first().filter(|(m, _)| m.role == Role::User) {
         first.content = Some(join_contents(first.content.take(), next.content.clone()));
@@ -330,6 +357,25 @@ fn nothing_to_summarize(
     }
 }
 
+/// Bodies of the earlier summaries of the whole conversation, oldest first: those in the head,
+/// the span's (already joined), and those in the kept tail.
+fn previous_summaries(head: &[Message], span: Option<String>, tail: &[Message]) -> Option<String> {
+    let body = |m: &Message| markers::strip_summary_prefix(&m.text());
+    let bodies: Vec<String> = head
+        .iter()
+        .filter(|m| markers::is_summary_message(m))
+        .map(body)
+        .chain(span)
+        .chain(
+            tail.iter()
+                .filter(|m| markers::is_summary_message(m))
+                .map(body),
+        )
+        .filter(|b| !b.trim().is_empty())
+        .collect();
+    (!bodies.is_empty()).then(|| bodies.join("\n\n"))
+}
+
 /// Separates earlier summaries in the span (their bodies joined, newest last) from the real
 /// turns. Iterative compaction updates the previous summary instead of summarizing a summary.
 /// Turns are borrowed: the span can be tens of megabytes.
@@ -359,13 +405,21 @@ pub(crate) fn build_ledger(
     turns: &[Message],
     all: &[Message],
 ) -> TaskLedger {
-    let mut ledger = previous
-        .and_then(|p| p.find(sections::TASK_LEDGER).map(|i| &p[i..]))
-        .and_then(TaskLedger::parse)
-        .unwrap_or_default();
+    // Every earlier summary's ledger, oldest first (several are joined when one sat in the
+    // kept tail or a transcript holds more than one), then the span's own facts.
+    let mut ledger = TaskLedger::default();
+    if let Some(p) = previous {
+        for (i, _) in p.match_indices(sections::TASK_LEDGER) {
+            if let Some(mut newer) = TaskLedger::parse(&p[i..]) {
+                newer.merge(&ledger);
+                ledger = newer;
+            }
+        }
+    }
     ledger.observe(turns);
     if let Some(i) = boundary::last_actionable_user(all, 0) {
-        let task: String = all[i].text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
+        let own = boundary::own_words(&all[i]);
+        let task: String = own.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
         if !task.trim().is_empty() {
             ledger.active_task = Some(task);
         }

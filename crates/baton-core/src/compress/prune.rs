@@ -33,9 +33,6 @@ pub const LEGACY_CLEARED_MARKER: &str = "[Old tool output cleared to save contex
 
 /// Results shorter than this are never deduplicated: the marker would save almost nothing.
 const DEDUP_MIN_CHARS: usize = 200;
-/// In token mode the message-count floor of the tail is capped here, so a large
-/// `protect_tail_count` cannot protect twenty huge messages against a small token budget.
-const TAIL_FLOOR_CAP: usize = 8;
 /// Pressure demotion spares the most recent messages (the exchange in progress) until nothing
 /// older is left to demote.
 const PRESSURE_KEEP_RECENT: usize = 3;
@@ -43,8 +40,10 @@ const PRESSURE_KEEP_RECENT: usize = 3;
 /// How much of the conversation is protected and what counts as worth pruning.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PruneConfig {
-    /// Messages at the end that are never stubbed (`protect_last_n`). In token mode this is a
-    /// floor, capped at 8.
+    /// Messages at the end that are never stubbed or demoted (`protect_last_n`, the user's
+    /// promise that they stay verbatim). In token mode this is the tail's message floor; it is
+    /// not capped (the reference caps it at 8 because its default of 20 protected too much;
+    /// Baton's default is 8 instead, so an explicit `--protect-last N` means N).
     pub protect_tail_count: usize,
     /// Token budget of the protected tail; 0 selects count mode.
     pub protect_tail_tokens: usize,
@@ -235,13 +234,13 @@ fn is_already_pruned(text: &str) -> bool {
 /// Index of the first message of the protected tail.
 ///
 /// Count mode keeps the last `protect_tail_count` messages. Token mode keeps the longest suffix
-/// that fits `protect_tail_tokens`, but never fewer than `min(protect_tail_count, 8)` messages.
+/// that fits `protect_tail_tokens`, but never fewer than `protect_tail_count` messages.
 fn prune_boundary(messages: &[Message], config: &PruneConfig, counter: &dyn TokenCounter) -> usize {
     let len = messages.len();
     if config.protect_tail_tokens == 0 {
         return len.saturating_sub(config.protect_tail_count);
     }
-    let floor = config.protect_tail_count.min(len).min(TAIL_FLOOR_CAP);
+    let floor = config.protect_tail_count.min(len);
     let mut spent = 0usize;
     let mut boundary = len;
     for (index, message) in messages.iter().enumerate().rev() {
@@ -372,7 +371,15 @@ impl Pruner<'_> {
         if tail_tokens <= soft_limit {
             return;
         }
+        // The last `protect_tail_count` messages are verbatim by promise, even under pressure.
+        let protected = outcome
+            .messages
+            .len()
+            .saturating_sub(self.config.protect_tail_count);
         for index in pressure_order(&outcome.messages, boundary) {
+            if index >= protected {
+                continue;
+            }
             if tail_tokens <= soft_limit {
                 break;
             }
@@ -613,15 +620,32 @@ mod tests {
     }
 
     #[test]
-    fn token_mode_caps_the_message_floor_at_eight() {
+    fn token_mode_message_floor_is_the_protected_count_uncapped() {
         let messages = session(10);
         let tight = token_mode(20, 1);
         assert_eq!(
             prune_boundary(&messages, &tight, &RoughCounter),
-            messages.len() - 8
+            messages.len() - 20,
+            "--protect-last 20 means 20, not 8"
         );
         let roomy = token_mode(20, 1_000_000);
         assert_eq!(prune_boundary(&messages, &roomy, &RoughCounter), 0);
+    }
+
+    #[test]
+    fn pressure_demotion_never_touches_the_protected_last_messages() {
+        let messages = vec![
+            Message::user("read it"),
+            call("r", "Read", r#"{"file_path":"huge.rs"}"#),
+            Message::tool("r", lines(2000, "huge")),
+        ];
+        let out = prune(&messages, &token_mode(2, 100));
+        assert_eq!(
+            out.pruned(),
+            0,
+            "the last 2 messages are verbatim by promise"
+        );
+        assert_eq!(out.messages, messages);
     }
 
     #[test]
@@ -629,7 +653,7 @@ mod tests {
         let mut messages = session(4);
         let last = messages.len() - 2;
         messages[last] = Message::tool("call_3", lines(20, "newest"));
-        let config = token_mode(20, 150);
+        let config = token_mode(1, 150);
         let out = prune(&messages, &config);
         assert_eq!(out.messages[last], messages[last]);
         let boundary = prune_boundary(&out.messages, &config, &RoughCounter);
@@ -644,7 +668,7 @@ mod tests {
             call("r", "Read", r#"{"file_path":"huge.rs"}"#),
             Message::tool("r", lines(2000, "huge")),
         ];
-        let out = prune(&messages, &token_mode(20, 100));
+        let out = prune(&messages, &token_mode(0, 100));
         assert_eq!(out.stubbed, 1);
         let stub = out.messages[2].text();
         assert!(
