@@ -5,7 +5,7 @@
 use crate::commands::Failure;
 use baton_core::message::Message;
 use baton_llm::{
-    ApiKey, ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
+    ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
     ProviderKind, RetryPolicy,
 };
 use clap::Args;
@@ -80,20 +80,15 @@ pub fn provider_from_flags(
             known.join(", ")
         ))
     })?;
-    let key = match api_key_env {
-        Some(var) => Some(ApiKey::from_env(var).ok_or_else(|| {
-            Failure::BadInput(format!(
-                "environment variable {var} (from --api-key-env) is not set or empty"
-            ))
-        })?),
-        None => kind.default_key_env().and_then(ApiKey::from_env),
-    };
     let env_base = matches!(kind, ProviderKind::OpenAi | ProviderKind::Responses)
         .then(|| std::env::var("OPENAI_BASE_URL").ok())
         .flatten()
         .filter(|s| !s.trim().is_empty());
-    let mut config = ProviderConfig::new(kind).api_key(key).http(http);
+    let mut config = ProviderConfig::new(kind).http(http);
     config.base_url = base_url.map(str::to_string).or(env_base);
+    // A server that needs a key and has none is reported here, naming the variable to set,
+    // before any request.
+    let config = config.key_from_env(api_key_env).map_err(llm_failure)?;
     config.build().map_err(llm_failure)
 }
 
@@ -112,6 +107,9 @@ fn http_settings(timeout: u64) -> HttpSettings {
 /// Unreachable servers and bad settings are the user's input (exit 2); the rest exit 1.
 pub fn llm_failure(error: LlmError) -> Failure {
     let text = error.to_string();
+    if let LlmError::MissingApiKey { status: None, .. } = error {
+        return Failure::BadInput(text);
+    }
     match error.kind() {
         ErrorKind::Connect | ErrorKind::InvalidRequest => Failure::BadInput(text),
         ErrorKind::Timeout

@@ -160,13 +160,55 @@ pub fn unmark_summary(message: &mut Message) {
     }
 }
 
-/// Removes in-process metadata keys. Writers call this before sending to a provider (strict
-/// gateways reject unknown keys), never before saving: the store keeps them so a resumed
-/// session still knows which message is a summary.
+/// Whether `key` is internal: Baton's own metadata (`_baton_*`), the reference design's
+/// (`_compressed_summary`), a converter's round-trip notes (`_anthropic`, `_sharegpt`) and any
+/// other `_`-prefixed key. No provider schema has such a key, and strict gateways reject
+/// unknown ones, so none of them may be sent.
+pub fn is_internal_key(key: &str) -> bool {
+    key.starts_with('_')
+}
+
+/// Removes every internal key ([`is_internal_key`]) from the message, its content parts, its
+/// tool calls and their functions: what a provider client calls on the copy it sends. Values
+/// are not searched (a tool's arguments may legitimately hold `_`-keys). Never called before
+/// saving: the store keeps them so a resumed session still knows which message is a summary.
 pub fn strip_internal_keys(message: &mut Message) {
-    message.extra.retain(|key, _| {
-        !key.starts_with(INTERNAL_KEY_PREFIX) && !FOREIGN_INTERNAL_KEYS.contains(&key.as_str())
-    });
+    strip_internal_keys_except(message, None);
+}
+
+/// [`strip_internal_keys`], but `keep` survives at every level: the Anthropic client keeps
+/// its converter's notes (`_anthropic`) for the converter, which consumes them and writes none.
+pub fn strip_internal_keys_except(message: &mut Message, keep: Option<&str>) {
+    let drop = |key: &String| is_internal_key(key) && Some(key.as_str()) != keep;
+    message.extra.retain(|k, _| !drop(k));
+    if let Some(Content::Parts(parts)) = &mut message.content {
+        for part in parts {
+            part.fields_mut().retain(|k, _| !drop(k));
+        }
+    }
+    for call in message.tool_calls.iter_mut().flatten() {
+        call.extra.retain(|k, _| !drop(k));
+        call.function.extra.retain(|k, _| !drop(k));
+    }
+}
+
+/// Removes Baton's (and the reference design's) in-process metadata from the message, and
+/// nothing else: what file writers call, so a compacted file carries its summary in the text
+/// only (recognised again by [`is_summary_message`]) and stays sendable as it is, while the
+/// user's own fields, whatever their names, round-trip.
+pub fn strip_baton_metadata(message: &mut Message) {
+    if has_baton_metadata(message) {
+        message.extra.retain(|k, _| !is_baton_key(k));
+    }
+}
+
+/// Whether the message carries any of Baton's (or the reference design's) metadata keys.
+pub fn has_baton_metadata(message: &Message) -> bool {
+    message.extra.keys().any(|k| is_baton_key(k))
+}
+
+fn is_baton_key(key: &str) -> bool {
+    key.starts_with(INTERNAL_KEY_PREFIX) || FOREIGN_INTERNAL_KEYS.contains(&key)
 }
 
 /// The text after a known leading prefix (left-trimmed), or `None` when `text` does not start
@@ -290,18 +332,63 @@ mod tests {
     }
 
     #[test]
-    fn strip_internal_keys_removes_only_in_process_metadata() {
-        let mut m = Message::user("x");
+    fn strip_internal_keys_removes_every_underscore_key_at_every_level() {
+        let mut m = Message::assistant_tool_calls(vec![crate::message::ToolCall::function(
+            "c1",
+            "f",
+            r#"{"_arg":1}"#,
+        )]);
+        m.content = Some(Content::Parts(vec![ContentPart::text("x")]));
         mark_summary(&mut m);
         m.extra.insert("_baton_other".into(), Value::Bool(true));
         m.extra
             .insert("_compressed_summary".into(), Value::Bool(true));
         m.extra.insert("_provider_field".into(), Value::Bool(true));
+        m.extra.insert("_anthropic".into(), Value::Bool(true));
         m.extra
             .insert("thought_signature".into(), Value::String("s".into()));
+        if let Some(Content::Parts(parts)) = &mut m.content {
+            parts[0]
+                .fields_mut()
+                .insert("_note".into(), Value::Bool(true));
+        }
+        let calls = m.tool_calls.as_mut().unwrap();
+        calls[0].extra.insert("_x".into(), Value::Bool(true));
+        calls[0]
+            .function
+            .extra
+            .insert("_y".into(), Value::Bool(true));
+
+        let mut keeping = m.clone();
+        strip_internal_keys_except(&mut keeping, Some("_anthropic"));
+        let keys: Vec<&str> = keeping.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["_anthropic", "thought_signature"]);
+
         strip_internal_keys(&mut m);
         let keys: Vec<&str> = m.extra.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["_provider_field", "thought_signature"]);
+        assert_eq!(keys, ["thought_signature"]);
+        let sent = m.to_json();
+        let outside_arguments = sent.replace(r#"\"_arg"#, "");
+        assert!(!outside_arguments.contains("\"_"), "{sent}");
+        assert!(
+            sent.contains(r#"{\"_arg\":1}"#),
+            "arguments untouched: {sent}"
+        );
+    }
+
+    #[test]
+    fn strip_baton_metadata_keeps_the_users_own_fields() {
+        let mut m = Message::user("x");
+        mark_summary(&mut m);
+        m.extra.insert("_baton_other".into(), Value::Bool(true));
+        m.extra.insert(
+            "_compressed_summary_has_user_turn".into(),
+            Value::Bool(true),
+        );
+        m.extra.insert("_dataset_id".into(), Value::from(7));
+        strip_baton_metadata(&mut m);
+        let keys: Vec<&str> = m.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["_dataset_id"]);
     }
 
     #[test]
