@@ -4,6 +4,7 @@
 
 use crate::commands::Failure;
 use baton_core::message::Message;
+use baton_core::pricing::{Cost, PriceTable, UnknownCost, format_usd};
 use baton_llm::{
     ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
     ProviderKind, RetryPolicy,
@@ -192,6 +193,12 @@ pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
         .map_err(llm_failure)?;
     let latency = started.elapsed();
     let u = response.usage;
+    let cost = ping_cost(
+        &crate::commands::prices::price_table(),
+        response.model.as_deref(),
+        &model,
+        &u,
+    );
     if s.json {
         let out = json!({
             "provider": provider.name(),
@@ -203,6 +210,9 @@ pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
             "finish_reason": response.finish_reason.as_str(),
             "reply": response.message.text(),
             "usage": u,
+            "cost_usd": cost.as_ref().ok().map(|c| c.usd),
+            "cost": cost.as_ref().ok(),
+            "cost_unknown_reason": cost.as_ref().err().map(ToString::to_string),
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
@@ -223,6 +233,28 @@ pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
         u.output,
         u.reasoning
     );
+    match &cost {
+        Ok(c) => println!(
+            "cost: {} (priced as {}, prices of {})",
+            format_usd(c.usd),
+            c.priced_as,
+            c.prices_as_of
+        ),
+        Err(reason) => println!("cost: unknown ({reason})"),
+    }
     println!("reply: {}", response.message.text().trim());
     Ok(())
+}
+
+/// The ping's cost: by the model that answered (often a dated name), else the one asked for.
+fn ping_cost(
+    prices: &PriceTable,
+    answered_by: Option<&str>,
+    asked: &str,
+    usage: &baton_core::usage::CanonicalUsage,
+) -> Result<Cost, UnknownCost> {
+    match answered_by.map(|m| prices.cost(Some(m), usage)) {
+        Some(Ok(cost)) => Ok(cost),
+        _ => prices.cost(Some(asked), usage),
+    }
 }

@@ -5,6 +5,7 @@ pub mod compress_session;
 pub mod io;
 pub mod llm;
 pub mod memory;
+pub mod prices;
 pub mod sessions;
 pub mod summarizer_choice;
 pub mod tokens;
