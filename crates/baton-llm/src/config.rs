@@ -227,6 +227,13 @@ impl ProviderConfig {
     }
 }
 
+/// Ollama, LM Studio and Anthropic paths start at the server root; users often paste the
+/// OpenAI-style `…/v1` URL, so a trailing `/v1` is dropped.
+fn server_root(base: &str) -> &str {
+    let trimmed = base.trim().trim_end_matches('/');
+    trimmed.strip_suffix("/v1").unwrap_or(trimmed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,11 +254,4 @@ mod tests {
         ));
         assert!(!needs_api_key(OpenAi, "not a url"));
     }
-}
-
-/// Ollama, LM Studio and Anthropic paths start at the server root; users often paste the
-/// OpenAI-style `…/v1` URL, so a trailing `/v1` is dropped.
-fn server_root(base: &str) -> &str {
-    let trimmed = base.trim().trim_end_matches('/');
-    trimmed.strip_suffix("/v1").unwrap_or(trimmed)
 }

@@ -116,7 +116,7 @@ fn object<'a>(
     Some(obj)
 }
 
-fn each<'a>(value: Option<&'a Value>) -> impl Iterator<Item = (usize, &'a Value)> {
+fn each(value: Option<&Value>) -> impl Iterator<Item = (usize, &Value)> {
     value
         .and_then(Value::as_array)
         .into_iter()
