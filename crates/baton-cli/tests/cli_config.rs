@@ -307,7 +307,9 @@ fn compression_disabled_in_the_file_is_a_stated_no_op_unless_forced() {
         "{reason}"
     );
     assert_eq!(r["settings"]["compression_enabled"], false);
-    let r = compress_report(home.path(), &["--force"], &[]);
+    // A small window, so the sample's first conversation has a span worth summarizing beyond
+    // the tail's floors.
+    let r = compress_report(home.path(), &["--force", "--context-length", "8000"], &[]);
     assert_ne!(r["outcome"]["kind"], "no_op", "{r}");
 }
 
@@ -489,12 +491,18 @@ async fn the_auxiliary_compression_model_writes_the_summary() {
     let server = MockServer::start().await;
     let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../baton-llm/tests/fixtures/openai_summary_completion.json");
+    // The fixture's two-section stub is what the quality gate rejects; answer with a summary
+    // that has the required sections, so the model's summary is the one installed.
+    let mut body: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    body["choices"][0]["message"]["content"] = Value::String(
+        "## Active Task\nUser asked: continue implementation\n\n## Goal\nFix the failing build.\n\n\
+         ## Completed Actions\n1. READ src/main.rs — found the typo [tool: read_file]\n\n\
+         ## Active State\n- Build fixed.\n\n## Relevant Files\n- src/main.rs"
+            .into(),
+    );
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(
-            std::fs::read_to_string(fixture).unwrap(),
-            "application/json",
-        ))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body.to_string(), "application/json"))
         .mount(&server)
         .await;
     let home = home_with(&format!(

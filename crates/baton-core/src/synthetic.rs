@@ -214,6 +214,61 @@ pub fn mark_synthetic_rows(messages: &mut [Message]) -> usize {
     flagged
 }
 
+/// The record-level `meta` field that carries the per-message flags in a written file:
+/// `{"<message index>": "<kind>"}`. A message object a provider receives must not hold a
+/// field its schema lacks, so a writer moves the flags here ([`record_flags`]) and a reader
+/// puts them back ([`restore_flags`]); flags only text can't reveal (Claude Code's `isMeta`
+/// expansions) survive a compacted file that way.
+pub const RECORD_FLAGS_FIELD: &str = "synthetic_messages";
+
+/// Copies every message's synthetic flag into the record's `meta` under
+/// [`RECORD_FLAGS_FIELD`] (replacing what was there), before the writer strips the messages.
+pub fn record_flags(conv: &mut crate::conversation::Conversation) {
+    let flags: Map<String, Value> = conv
+        .messages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| flagged_kind(m).map(|k| (i.to_string(), k.as_str().into())))
+        .collect();
+    let meta = conv
+        .extra
+        .entry(META_KEY)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        if flags.is_empty() {
+            meta.remove(RECORD_FLAGS_FIELD);
+        } else {
+            meta.insert(RECORD_FLAGS_FIELD.into(), Value::Object(flags));
+        }
+    }
+}
+
+/// Puts the flags a writer recorded ([`record_flags`]) back on their messages and removes
+/// the field (and a `meta` left empty), so a file reads back as the conversation that was
+/// written; entries that name no message or no known kind are ignored (the file may have been
+/// edited by hand).
+pub fn restore_flags(conv: &mut crate::conversation::Conversation) {
+    let Some(Value::Object(meta)) = conv.extra.get_mut(META_KEY) else {
+        return;
+    };
+    let Some(Value::Object(flags)) = meta.shift_remove(RECORD_FLAGS_FIELD) else {
+        return;
+    };
+    if meta.is_empty() {
+        conv.extra.shift_remove(META_KEY);
+    }
+    for (index, kind) in flags {
+        let kind = kind.as_str().and_then(SyntheticKind::parse);
+        let message = index
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| conv.messages.get_mut(i));
+        if let (Some(kind), Some(message)) = (kind, message) {
+            mark(message, kind);
+        }
+    }
+}
+
 /// The kind of injected text `text` is, or `None` when it reads as the user's own words.
 pub fn classify_text(text: &str) -> Option<SyntheticKind> {
     let text = text.trim_start();

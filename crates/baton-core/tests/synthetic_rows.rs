@@ -295,3 +295,41 @@ fn normalized_transcripts_never_offer_an_injected_row_as_the_latest_request() {
     // after the user's last words: those are what used to be taken as the request.
     assert!(checked >= 10 && skipped_injected > 0);
 }
+
+/// A written file carries no per-message `meta` (a strict provider rejects the field), yet a
+/// flag only the importer could know (an `isMeta` expansion reads like a request) comes back
+/// when the file is read: the writer moves the flags to the record's `meta`.
+#[test]
+fn flags_survive_a_written_file_without_a_meta_field_on_any_message() {
+    use baton_core::conversation::Conversation;
+    use baton_core::formats::{Dialect, Document, Layout, parse_document};
+    let mut expansion = Message::user("Review the diff and list risky changes.");
+    synthetic::mark(&mut expansion, SyntheticKind::CommandExpansion);
+    let conv = Conversation::new(vec![
+        Message::user("fix the parser"),
+        Message::assistant("On it."),
+        expansion,
+    ]);
+    let doc = Document {
+        dialect: Dialect::OpenAi,
+        layout: Layout::Object,
+        conversations: vec![conv.clone()],
+        transcript: None,
+    };
+    let text = doc.to_text();
+    let written: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    for m in written["messages"].as_array().unwrap() {
+        assert!(m.get("meta").is_none(), "{m}");
+    }
+    assert_eq!(
+        written["meta"]["synthetic_messages"],
+        serde_json::json!({"2": "command-expansion"})
+    );
+    let back = parse_document(&text, None).unwrap();
+    assert_eq!(back.conversations[0].messages, conv.messages);
+    assert!(back.conversations[0].meta().is_none());
+    assert_eq!(
+        boundary::last_actionable_user(&back.conversations[0].messages, 0),
+        Some(0)
+    );
+}

@@ -302,6 +302,12 @@ fn lines_value(
 
 /// One conversation in `dialect`: an object record, or a bare array of messages / turns.
 fn record(dialect: Dialect, value: Value) -> Result<Conversation, FormatError> {
+    let mut conv = record_as_written(dialect, value)?;
+    crate::synthetic::restore_flags(&mut conv);
+    Ok(conv)
+}
+
+fn record_as_written(dialect: Dialect, value: Value) -> Result<Conversation, FormatError> {
     match dialect {
         Dialect::Anthropic => anthropic::from_anthropic(&value),
         Dialect::ShareGpt => sharegpt::from_sharegpt(&value),

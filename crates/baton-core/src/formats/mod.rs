@@ -286,12 +286,15 @@ impl Document {
     }
 }
 
-/// `conv` without Baton's in-process message metadata; borrowed when it has none.
+/// `conv` without Baton's in-process message metadata; borrowed when it has none. The
+/// importers' per-message synthetic flags move to the record's `meta`
+/// ([`crate::synthetic::record_flags`]), where a provider never looks and a reader restores them.
 fn without_baton_metadata(conv: &Conversation) -> Cow<'_, Conversation> {
     if !conv.messages.iter().any(has_baton_metadata) {
         return Cow::Borrowed(conv);
     }
     let mut out = conv.clone();
+    crate::synthetic::record_flags(&mut out);
     out.messages.iter_mut().for_each(strip_baton_metadata);
     Cow::Owned(out)
 }
