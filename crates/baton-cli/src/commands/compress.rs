@@ -188,12 +188,12 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 fn report(args: &CompressArgs, label: &str, doc: &Document, results: &[CompressionResult]) {
     for (i, (conv, r)) in doc.conversations.iter().zip(results).enumerate() {
         match args.report {
-            ReportFormat::Json => eprintln!("{}", json_report(r, conv.messages.len())),
+            ReportFormat::Json => errln!("{}", json_report(r, conv.messages.len())),
             ReportFormat::Text => {
                 if results.len() > 1 {
-                    eprintln!("{label} conversation {i}:");
+                    errln!("{label} conversation {i}:");
                 }
-                eprintln!("{}", text_report(r, &conv.messages));
+                errln!("{}", text_report(r, &conv.messages));
             }
         }
     }

@@ -29,9 +29,7 @@ pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
     // Only the newest session of a chain is live; compressing an older one would fork it.
     let tip = store.compression_tip(&named).map_err(store_err)?;
     if tip != named {
-        eprintln!(
-            "note: {named} was already compressed; compressing its newest continuation {tip}"
-        );
+        errln!("note: {named} was already compressed; compressing its newest continuation {tip}");
     }
     let messages = store.messages(&tip).map_err(store_err)?;
     let runtime = crate::commands::runtime()?;
@@ -72,13 +70,13 @@ pub fn run(args: &CompressArgs, session: &str) -> Result<(), Failure> {
                 obj.insert("session".into(), tip.clone().into());
                 obj.insert("continuation".into(), child.clone().into());
             }
-            eprintln!("{report}");
+            errln!("{report}");
         }
         ReportFormat::Text => {
-            eprintln!("{}", text_report(&result, &messages));
+            errln!("{}", text_report(&result, &messages));
             match &child {
-                Some(c) => eprintln!("session {tip} ended (compression); continues as {c}"),
-                None => eprintln!("session {tip} unchanged"),
+                Some(c) => errln!("session {tip} ended (compression); continues as {c}"),
+                None => errln!("session {tip} unchanged"),
             }
         }
     }

@@ -141,7 +141,7 @@ pub fn run_models(args: &ModelsArgs) -> Result<(), Failure> {
             "base_url": provider.base_url(),
             "models": models,
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
     print_models_table(provider.as_ref(), &models);
@@ -149,18 +149,18 @@ pub fn run_models(args: &ModelsArgs) -> Result<(), Failure> {
 }
 
 fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
-    println!("{} models at {}", models.len(), provider.base_url());
+    outln!("{} models at {}", models.len(), provider.base_url());
     let width = models
         .iter()
         .map(|m| m.id.chars().count())
         .max()
         .unwrap_or(5)
         .max(5);
-    println!("{:<width$}  {:>10}  SOURCE", "MODEL", "CONTEXT");
+    outln!("{:<width$}  {:>10}  SOURCE", "MODEL", "CONTEXT");
     for m in models {
         let context = m.context_length.map_or("?".to_string(), |n| n.to_string());
         let source = m.context_source.as_deref().unwrap_or("-");
-        println!("{:<width$}  {:>10}  {}", m.id, context, source);
+        outln!("{:<width$}  {:>10}  {}", m.id, context, source);
     }
 }
 
@@ -206,17 +206,17 @@ pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
             "reply": response.message.text(),
             "usage": u,
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
-    println!(
+    outln!(
         "{model} at {}: {} ms ({} attempt{})",
         provider.base_url(),
         latency.as_millis(),
         response.attempts,
         if response.attempts == 1 { "" } else { "s" }
     );
-    println!(
+    outln!(
         "usage: input {} + cache read {} + cache write {} = prompt {}; output {} (reasoning {})",
         u.input,
         u.cache_read,
@@ -225,6 +225,6 @@ pub fn run_ping(args: &PingArgs) -> Result<(), Failure> {
         u.output,
         u.reasoning
     );
-    println!("reply: {}", response.message.text().trim());
+    outln!("reply: {}", response.message.text().trim());
     Ok(())
 }

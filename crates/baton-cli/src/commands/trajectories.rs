@@ -214,7 +214,7 @@ fn compress(args: &CompressTrajectoriesArgs) -> Result<(), Failure> {
     progress.finish();
     let summary = result.map_err(|e| pipeline_failure(e, &input_label, &output))?;
     if warnings > MAX_WARNINGS {
-        eprintln!(
+        errln!(
             "baton: {} more malformed records not shown (see --metrics rows with an `error`)",
             warnings - MAX_WARNINGS
         );
@@ -292,14 +292,14 @@ fn resume_point(
         let kept = truncate_to_lines(m, point.records_done)
             .map_err(|e| Failure::Other(format!("cannot read {}: {e}", m.display())))?;
         if kept < point.records_done {
-            eprintln!(
+            errln!(
                 "baton: {} has rows for {kept} of the {} records already done; the missing rows are not recreated",
                 m.display(),
                 point.records_done
             );
         }
     }
-    eprintln!(
+    errln!(
         "baton: resuming after {} records ({} input lines) already in {}",
         point.records_done,
         point.lines_to_skip,
@@ -363,10 +363,10 @@ fn report(
 ) -> Result<(), Failure> {
     let agg = &summary.aggregate;
     if resumed_after > 0 {
-        eprintln!("(resumed: the {resumed_after} records already done are not counted below)");
+        errln!("(resumed: the {resumed_after} records already done are not counted below)");
     }
-    eprintln!("{}", agg.to_text());
-    eprintln!(
+    errln!("{}", agg.to_text());
+    errln!(
         "wrote {} lines to {}",
         summary.lines_written,
         output.display()
@@ -434,7 +434,7 @@ impl Progress {
 
     fn println(&self, line: String) {
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            errln!("{line}");
         } else {
             self.bar.println(line);
         }

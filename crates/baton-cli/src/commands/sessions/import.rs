@@ -223,7 +223,7 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
         return;
     }
     let messages: usize = fresh.iter().map(|p| p.conversation.messages.len()).sum();
-    println!(
+    outln!(
         "imported {} session(s), {} messages{}",
         fresh.len(),
         super::table::count(messages),
@@ -234,7 +234,7 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
         }
     );
     for p in fresh {
-        println!(
+        outln!(
             "  {}  {:<12} {:>7} messages  {}",
             p.id,
             p.source,

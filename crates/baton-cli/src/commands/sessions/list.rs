@@ -45,7 +45,7 @@ pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failu
         ]);
     }
     for line in table.render(width()) {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(())
 }

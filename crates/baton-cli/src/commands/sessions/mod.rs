@@ -149,7 +149,7 @@ fn json_err(e: serde_json::Error) -> Failure {
 
 /// Prints `value` as pretty JSON.
 fn print_json(value: &serde_json::Value) {
-    println!("{value:#}");
+    outln!("{value:#}");
 }
 
 /// A table of the sessions `ids` (for what delete and prune will remove), oldest first as given.
