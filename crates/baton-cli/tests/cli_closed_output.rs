@@ -205,6 +205,21 @@ fn session_commands_end_quietly_when_stdout_is_closed() {
 }
 
 #[test]
+fn an_import_whose_report_cannot_be_printed_still_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.db");
+    let mut cmd = bin();
+    cmd.args(["sessions", "--db"])
+        .arg(&db)
+        .arg("import")
+        .arg(sample("claude-code-session.jsonl"));
+    with_closed_stdout("sessions import", cmd);
+    let store = SqliteStore::open(&db).unwrap();
+    let sessions = store.list_sessions(&Default::default()).unwrap();
+    assert_eq!(sessions.len(), 1, "the import must have happened");
+}
+
+#[test]
 fn memory_commands_end_quietly_when_stdout_is_closed() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_str().unwrap();
