@@ -1,7 +1,27 @@
 //! `baton`: the command-line front end. Parsing and printing only; the work happens in the
 //! library crates.
 
+// Printing goes through `output` so a closed pipe or a full disk is never a panic.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+/// `println!` to standard output without panicking (see `output`).
+macro_rules! outln {
+    () => { $crate::output::out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` to standard output without panicking (see `output`).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::output::out(format_args!($($arg)*)) };
+}
+
+/// `eprintln!` without panicking when standard error is closed.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 mod commands;
+mod output;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
@@ -57,10 +77,18 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let result = run(cli, &command, &matches);
+    output::flush();
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe is not a failure (`baton … | head`); a full disk is.
+        Ok(()) => match output::stdout_failure() {
+            None => ExitCode::SUCCESS,
+            Some(why) => {
+                errln!("baton: {why}");
+                ExitCode::FAILURE
+            }
+        },
         Err(e) => {
-            eprintln!("baton: {e}");
+            errln!("baton: {e}");
             ExitCode::from(e.exit_code())
         }
     }

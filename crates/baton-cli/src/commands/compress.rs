@@ -257,7 +257,7 @@ fn report(
 ) {
     if args.report == ReportFormat::Text {
         for line in compress_settings::text_lines(resolved) {
-            eprintln!("{line}");
+            errln!("{line}");
         }
     }
     for (i, (conv, (r, schema_tokens))) in doc.conversations.iter().zip(results).enumerate() {
@@ -274,21 +274,21 @@ fn report(
                         }),
                     );
                 }
-                eprintln!("{report}");
+                errln!("{report}");
             }
             ReportFormat::Text => {
                 if results.len() > 1 {
-                    eprintln!("{label} conversation {i}:");
+                    errln!("{label} conversation {i}:");
                 }
                 if let Some(tools) = conv.tools.as_ref().filter(|t| !t.is_empty()) {
-                    eprintln!(
+                    errln!(
                         "tool schemas: {} tool{}, ~{} tokens, counted in the threshold decision and in both totals",
                         tools.len(),
                         if tools.len() == 1 { "" } else { "s" },
                         group_digits(*schema_tokens as usize)
                     );
                 }
-                eprintln!("{}", text_report(r, &conv.messages));
+                errln!("{}", text_report(r, &conv.messages));
             }
         }
     }

@@ -30,13 +30,11 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
     // Only the newest session of a chain is live; compressing an older one would fork it.
     let tip = store.compression_tip(&named).map_err(store_err)?;
     if tip != named {
-        eprintln!(
-            "note: {named} was already compressed; compressing its newest continuation {tip}"
-        );
+        errln!("note: {named} was already compressed; compressing its newest continuation {tip}");
     }
     let messages = store.messages(&tip).map_err(store_err)?;
     if let (Some(by), false) = (&resolved.disabled_by, args.force) {
-        eprintln!(
+        errln!(
             "session {tip} unchanged: compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
         );
         return Ok(());
@@ -79,16 +77,16 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
                 obj.insert("session".into(), tip.clone().into());
                 obj.insert("continuation".into(), child.clone().into());
             }
-            eprintln!("{report}");
+            errln!("{report}");
         }
         ReportFormat::Text => {
             for line in compress_settings::text_lines(&resolved) {
-                eprintln!("{line}");
+                errln!("{line}");
             }
-            eprintln!("{}", text_report(&result, &messages));
+            errln!("{}", text_report(&result, &messages));
             match &child {
-                Some(c) => eprintln!("session {tip} ended (compression); continues as {c}"),
-                None => eprintln!("session {tip} unchanged"),
+                Some(c) => errln!("session {tip} ended (compression); continues as {c}"),
+                None => errln!("session {tip} unchanged"),
             }
         }
     }

@@ -34,7 +34,7 @@ pub fn run(args: &ConfigArgs, settings: &Settings) -> Result<(), Failure> {
     match args.command {
         ConfigCommand::Path { json } => {
             if json {
-                println!(
+                outln!(
                     "{:#}",
                     serde_json::json!({
                         "path": config.path.display().to_string(),
@@ -42,11 +42,11 @@ pub fn run(args: &ConfigArgs, settings: &Settings) -> Result<(), Failure> {
                     })
                 );
             } else {
-                println!("{}", config.path.display());
+                outln!("{}", config.path.display());
             }
         }
-        ConfigCommand::Show { json: true } => println!("{:#}", config.to_json()),
-        ConfigCommand::Show { json: false } => print!("{}", render(settings)),
+        ConfigCommand::Show { json: true } => outln!("{:#}", config.to_json()),
+        ConfigCommand::Show { json: false } => out!("{}", render(settings)),
     }
     Ok(())
 }

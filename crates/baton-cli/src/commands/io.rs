@@ -2,7 +2,7 @@
 
 use crate::commands::Failure;
 use baton_core::formats::{self, Document, FormatName};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 /// Reads and parses `file` (`None` or `-` = standard input). Returns a label for reports.
@@ -37,10 +37,9 @@ pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
             formats::write_file(p, text).map_err(|e| Failure::Other(e.to_string()))
         }
         _ => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| Failure::Other(format!("cannot write to standard output: {e}")))
+            // A closed pipe ends quietly; other failures set the exit status (see `output`).
+            crate::output::out_bytes(text.as_bytes());
+            Ok(())
         }
     }
 }

@@ -164,7 +164,7 @@ pub fn run_models(args: &ModelsArgs, settings: &Settings) -> Result<(), Failure>
             "base_url": provider.base_url(),
             "models": models,
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
     print_models_table(provider.as_ref(), &models);
@@ -172,18 +172,18 @@ pub fn run_models(args: &ModelsArgs, settings: &Settings) -> Result<(), Failure>
 }
 
 fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
-    println!("{} models at {}", models.len(), provider.base_url());
+    outln!("{} models at {}", models.len(), provider.base_url());
     let width = models
         .iter()
         .map(|m| m.id.chars().count())
         .max()
         .unwrap_or(5)
         .max(5);
-    println!("{:<width$}  {:>10}  SOURCE", "MODEL", "CONTEXT");
+    outln!("{:<width$}  {:>10}  SOURCE", "MODEL", "CONTEXT");
     for m in models {
         let context = m.context_length.map_or("?".to_string(), |n| n.to_string());
         let source = m.context_source.as_deref().unwrap_or("-");
-        println!("{:<width$}  {:>10}  {}", m.id, context, source);
+        outln!("{:<width$}  {:>10}  {}", m.id, context, source);
     }
 }
 
@@ -235,17 +235,17 @@ pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
             "cost": cost.as_ref().ok(),
             "cost_unknown_reason": cost.as_ref().err().map(ToString::to_string),
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
-    println!(
+    outln!(
         "{model} at {}: {} ms ({} attempt{})",
         provider.base_url(),
         latency.as_millis(),
         response.attempts,
         if response.attempts == 1 { "" } else { "s" }
     );
-    println!(
+    outln!(
         "usage: input {} + cache read {} + cache write {} = prompt {}; output {} (reasoning {})",
         u.input,
         u.cache_read,
@@ -255,15 +255,15 @@ pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
         u.reasoning
     );
     match &cost {
-        Ok(c) => println!(
+        Ok(c) => outln!(
             "cost: {} (priced as {}, prices of {})",
             format_usd(c.usd),
             c.priced_as,
             c.prices_as_of
         ),
-        Err(reason) => println!("cost: unknown ({reason})"),
+        Err(reason) => outln!("cost: unknown ({reason})"),
     }
-    println!("reply: {}", response.message.text().trim());
+    outln!("reply: {}", response.message.text().trim());
     Ok(())
 }
 

@@ -139,12 +139,12 @@ fn show(store: &MemoryStore, target: Target, json: bool) -> Result<(), Failure> 
             "usage": usage,
             "entry_count": entries.len(),
         });
-        println!("{v:#}");
+        outln!("{v:#}");
         return Ok(());
     }
-    println!("{} [{usage}]", target.file_name());
+    outln!("{} [{usage}]", target.file_name());
     for (i, e) in entries.iter().enumerate() {
-        println!("\n{}. {}", i + 1, e.replace('\n', "\n   "));
+        outln!("\n{}. {}", i + 1, e.replace('\n', "\n   "));
     }
     Ok(())
 }
@@ -152,12 +152,12 @@ fn show(store: &MemoryStore, target: Target, json: bool) -> Result<(), Failure> 
 fn scan(store: &MemoryStore) -> Result<(), Failure> {
     let found = store.scan().map_err(|e| Failure::Other(e.to_string()))?;
     if found.is_empty() {
-        println!("No suspicious entries.");
+        outln!("No suspicious entries.");
         return Ok(());
     }
     for f in &found {
         let rules: Vec<&str> = f.findings.iter().map(|x| x.rule).collect();
-        println!(
+        outln!(
             "{} entry {}: {}\n   {}",
             f.target.file_name(),
             f.number,
@@ -176,17 +176,17 @@ fn scan(store: &MemoryStore) -> Result<(), Failure> {
 /// input is what has to change.
 fn report(outcome: &WriteOutcome, json: bool) -> Result<(), Failure> {
     if json {
-        println!("{:#}", outcome.to_json());
+        outln!("{:#}", outcome.to_json());
     }
     match outcome {
         WriteOutcome::Applied(a) => {
             if !json {
-                println!("{} [{}]", a.message, a.usage);
+                outln!("{} [{}]", a.message, a.usage);
                 for r in &a.retired {
-                    println!("retired: {r}");
+                    outln!("retired: {r}");
                 }
                 if let Some(b) = &a.backup {
-                    println!("previous file kept at {}", b.display());
+                    outln!("previous file kept at {}", b.display());
                 }
             }
             Ok(())

@@ -47,7 +47,7 @@ impl Settings {
             Some(path) => {
                 let loaded = baton_config::load(&path, &env).map_err(bad)?;
                 for warning in &loaded.warnings {
-                    eprintln!("baton: warning: {warning}");
+                    errln!("baton: warning: {warning}");
                 }
                 loaded.config
             }

@@ -45,7 +45,7 @@ pub fn run(args: &TokensArgs) -> Result<(), Failure> {
     } else {
         render_table(args, &doc, &report)
     };
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }
 

@@ -1,5 +1,7 @@
 //! `baton trajectories compress`: shrink a JSONL dataset of agent trajectories to a training
-//! token budget (see `baton_core::trajectory`).
+//! token budget (see `baton_core::trajectory`). The input is JSON Lines or one JSON array of
+//! records (LLaMA-Factory's `.json` layout), both streamed; anything else is refused before
+//! an output file is created.
 //!
 //! Output keeps each record's dialect (ShareGPT or OpenAI), every other field, and the input
 //! order; records under the target are copied byte for byte. Exit codes: 0 done, 2 bad input
@@ -12,8 +14,9 @@ use crate::commands::summarizer_choice::{self, LlmFlags};
 use baton_core::tokens::Encoding;
 use baton_core::trajectory::compress::DEFAULT_SUMMARY_NOTICE;
 use baton_core::trajectory::resume::{
-    find_resume_point, trim_to_complete_lines, truncate_to_lines,
+    find_resume_point_in, trim_to_complete_lines, truncate_to_lines,
 };
+use baton_core::trajectory::source::{Layout, check_input, open_source};
 use baton_core::trajectory::{
     Action, OnError, Pipeline, PipelineError, PipelineOptions, PlanConfig, ProtectFirst,
     RunSummary, StopSignal, TrajectoryCompressor, TrajectoryConfig, TrajectoryMetrics,
@@ -21,7 +24,7 @@ use baton_core::trajectory::{
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, IsTerminal};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -43,11 +46,14 @@ pub enum TrajectoriesCommand {
 
 #[derive(Debug, Args)]
 pub struct CompressTrajectoriesArgs {
-    /// JSONL input: ShareGPT records (`conversations` of from/value turns) or OpenAI records
-    /// (`messages`), one per line; both may be mixed.
+    /// Input records: ShareGPT (`conversations` of from/value turns) or OpenAI (`messages`),
+    /// both may be mixed, as JSON Lines (one per line) or as one JSON array (the LLaMA-Factory
+    /// `.json` layout); either is streamed, never loaded whole. A file that is neither is
+    /// refused before anything is written.
     pub input: PathBuf,
 
-    /// Output JSONL (default: `<input stem>_compressed.jsonl` next to the input).
+    /// Output JSONL, one record per line whatever the input layout (default:
+    /// `<input stem>_compressed.jsonl` next to the input).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
 
@@ -156,17 +162,19 @@ fn compress(args: &CompressTrajectoriesArgs, settings: &Settings) -> Result<(), 
         .clone()
         .unwrap_or_else(|| default_output(&args.input));
     check_targets(args, &output)?;
+    // Before any output file exists: is this a file of records at all?
+    let layout = check_input(&args.input).map_err(Failure::BadInput)?.layout;
 
     let mut skip = None;
     if args.resume {
-        skip = Some(resume_point(args, &output)?);
+        skip = Some(resume_point(args, layout, &output)?);
     }
     let out = open_for_writing(&output, args.resume)?;
     let metrics = match &args.metrics {
         Some(p) => Some(open_for_writing(p, args.resume)?),
         None => None,
     };
-    let input = File::open(&args.input)
+    let input = open_source(&args.input, layout)
         .map_err(|e| Failure::BadInput(format!("cannot read {input_label}: {e}")))?;
 
     let config = TrajectoryConfig {
@@ -203,22 +211,22 @@ fn compress(args: &CompressTrajectoriesArgs, settings: &Settings) -> Result<(), 
             }
         });
         pipeline
-            .run(
-                BufReader::with_capacity(1 << 16, input),
+            .run_source(
+                input,
                 out,
                 metrics,
                 &stop,
                 &mut |m: &TrajectoryMetrics, bytes| {
                     progress.record(m, bytes);
-                    warn_malformed(&progress, &input_label, m, &mut warnings);
+                    warn_malformed(&progress, layout, &input_label, m, &mut warnings);
                 },
             )
             .await
     });
     progress.finish();
-    let summary = result.map_err(|e| pipeline_failure(e, &input_label, &output))?;
+    let summary = result.map_err(|e| pipeline_failure(e, layout, &input_label, &output))?;
     if warnings > MAX_WARNINGS {
-        eprintln!(
+        errln!(
             "baton: {} more malformed records not shown (see --metrics rows with an `error`)",
             warnings - MAX_WARNINGS
         );
@@ -279,13 +287,14 @@ fn check_targets(args: &CompressTrajectoriesArgs, output: &Path) -> Result<(), F
 /// Trims OUT (and the metrics file) to complete records and finds where the input continues.
 fn resume_point(
     args: &CompressTrajectoriesArgs,
+    layout: Layout,
     output: &Path,
 ) -> Result<baton_core::trajectory::ResumePoint, Failure> {
     let done = trim_to_complete_lines(output)
         .map_err(|e| Failure::Other(format!("cannot read {}: {e}", output.display())))?;
-    let input = File::open(&args.input)
+    let input = open_source(&args.input, layout)
         .map_err(|e| Failure::BadInput(format!("cannot read {}: {e}", args.input.display())))?;
-    let point = find_resume_point(BufReader::new(input), done, args.on_error).map_err(|e| {
+    let point = find_resume_point_in(input, done, args.on_error).map_err(|e| {
         Failure::BadInput(format!(
             "cannot resume {} from {}: {e}",
             output.display(),
@@ -296,17 +305,21 @@ fn resume_point(
         let kept = truncate_to_lines(m, point.records_done)
             .map_err(|e| Failure::Other(format!("cannot read {}: {e}", m.display())))?;
         if kept < point.records_done {
-            eprintln!(
+            errln!(
                 "baton: {} has rows for {kept} of the {} records already done; the missing rows are not recreated",
                 m.display(),
                 point.records_done
             );
         }
     }
-    eprintln!(
-        "baton: resuming after {} records ({} input lines) already in {}",
+    errln!(
+        "baton: resuming after {} records ({} input {}) already in {}",
         point.records_done,
         point.lines_to_skip,
+        match layout {
+            Layout::JsonLines => "lines",
+            Layout::JsonArray => "array elements",
+        },
         output.display()
     );
     Ok(point)
@@ -332,18 +345,29 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn pipeline_failure(e: PipelineError, input: &str, output: &Path) -> Failure {
+fn pipeline_failure(e: PipelineError, layout: Layout, input: &str, output: &Path) -> Failure {
     match e {
         PipelineError::Malformed { line, message } => Failure::BadInput(format!(
-            "{input}:{line}: malformed record: {message} (--on-error fail); {} holds the records before it",
+            "{}: malformed record: {message} (--on-error fail); {} holds the records before it",
+            layout.locate(input, line),
             output.display()
         )),
+        // serde_json's message already says where in the array.
+        PipelineError::Read { line, source } if layout == Layout::JsonArray => Failure::BadInput(
+            format!("{input}: reading the array failed after record {line}: {source}"),
+        ),
         PipelineError::Read { .. } => Failure::BadInput(format!("{input}: {e}")),
         other => Failure::Other(other.to_string()),
     }
 }
 
-fn warn_malformed(progress: &Progress, input: &str, m: &TrajectoryMetrics, count: &mut u64) {
+fn warn_malformed(
+    progress: &Progress,
+    layout: Layout,
+    input: &str,
+    m: &TrajectoryMetrics,
+    count: &mut u64,
+) {
     let what = match m.action {
         Action::CopiedMalformed => "copied unchanged",
         Action::SkippedMalformed => "left out",
@@ -353,8 +377,8 @@ fn warn_malformed(progress: &Progress, input: &str, m: &TrajectoryMetrics, count
     if *count <= MAX_WARNINGS {
         let error = m.error.as_deref().unwrap_or("malformed");
         progress.println(format!(
-            "baton: {input}:{}: malformed record ({what}): {error}",
-            m.line
+            "baton: {}: malformed record ({what}): {error}",
+            layout.locate(input, m.line)
         ));
     }
 }
@@ -367,10 +391,10 @@ fn report(
 ) -> Result<(), Failure> {
     let agg = &summary.aggregate;
     if resumed_after > 0 {
-        eprintln!("(resumed: the {resumed_after} records already done are not counted below)");
+        errln!("(resumed: the {resumed_after} records already done are not counted below)");
     }
-    eprintln!("{}", agg.to_text());
-    eprintln!(
+    errln!("{}", agg.to_text());
+    errln!(
         "wrote {} lines to {}",
         summary.lines_written,
         output.display()
@@ -438,7 +462,7 @@ impl Progress {
 
     fn println(&self, line: String) {
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            errln!("{line}");
         } else {
             self.bar.println(line);
         }

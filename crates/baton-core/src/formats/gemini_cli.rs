@@ -221,7 +221,8 @@ fn call_usage(tokens: &Value) -> crate::usage::CanonicalUsage {
     let cached = n("cached");
     crate::usage::CanonicalUsage {
         input: n("input").saturating_sub(cached),
-        output: n("output") + n("thoughts"),
+        // Saturating: a hand-edited or corrupt count must not overflow (found by fuzzing).
+        output: n("output").saturating_add(n("thoughts")),
         cache_read: cached,
         cache_write: 0,
         reasoning: n("thoughts"),

@@ -50,7 +50,8 @@ impl From<Blocked> for OverLimitReason {
 /// One row of the metrics file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrajectoryMetrics {
-    /// 1-based line number in the input file.
+    /// 1-based line number in the input file (for a JSON array input: the element's
+    /// position in the array).
     pub line: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

@@ -8,7 +8,8 @@
 //! - [`metrics`]: per-trajectory rows and the batch aggregate;
 //! - [`pipeline`]: bounded window, rayon for CPU work, bounded summarizer concurrency, ordered
 //!   output, clean stop;
-//! - [`resume`]: where an interrupted run left its output.
+//! - [`resume`]: where an interrupted run left its output;
+//! - [`source`]: JSON Lines or a JSON array of records, streamed, and the up-front check.
 
 pub mod compress;
 pub mod metrics;
@@ -16,10 +17,14 @@ pub mod pipeline;
 pub mod plan;
 pub mod record;
 pub mod resume;
+pub mod source;
 
 pub use compress::{Done, Malformed, Prepared, SummaryJob, TrajectoryCompressor, TrajectoryConfig};
 pub use metrics::{Action, Aggregate, OverLimitReason, TrajectoryMetrics};
 pub use pipeline::{OnError, Pipeline, PipelineError, PipelineOptions, RunSummary, StopSignal};
 pub use plan::{Blocked, Plan, PlanConfig, ProtectFirst, compressible_region, plan};
 pub use record::{Record, RecordError, RecordFormat};
-pub use resume::{ResumePoint, find_resume_point, trim_to_complete_lines, truncate_to_lines};
+pub use resume::{
+    ResumePoint, find_resume_point, find_resume_point_in, trim_to_complete_lines, truncate_to_lines,
+};
+pub use source::{InputCheck, Item, Layout, RecordSource, check_input, open_source};

@@ -15,7 +15,7 @@
 
 use crate::trajectory::compress::{Done, Malformed, Prepared, TrajectoryCompressor};
 use crate::trajectory::metrics::{Action, Aggregate, TrajectoryMetrics};
-use crate::trajectory::resume::strip_newline;
+use crate::trajectory::source::{LineSource, RecordSource};
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
@@ -216,7 +216,21 @@ impl Pipeline {
     /// of its input line, for progress display and warnings.
     pub async fn run<R: BufRead, W: Write, M: Write>(
         &self,
-        mut input: R,
+        input: R,
+        out: W,
+        metrics: Option<M>,
+        stop: &StopSignal,
+        observe: &mut dyn FnMut(&TrajectoryMetrics, u64),
+    ) -> Result<RunSummary, PipelineError> {
+        self.run_source(LineSource::new(input), out, metrics, stop, observe)
+            .await
+    }
+
+    /// [`Pipeline::run`] over any [`RecordSource`] (a JSON array, for one); `skip_lines`
+    /// then counts the source's record numbers.
+    pub async fn run_source<S: RecordSource, W: Write, M: Write>(
+        &self,
+        mut input: S,
         mut out: W,
         mut metrics: Option<M>,
         stop: &StopSignal,
@@ -258,22 +272,18 @@ impl Pipeline {
                 }
             }
             if !eof && pending.len() < window {
-                let mut buf = Vec::new();
-                match input.read_until(b'\n', &mut buf) {
-                    Ok(0) => eof = true,
-                    Ok(n) => {
-                        line_no += 1;
-                        if line_no <= self.options.skip_lines || is_blank(strip_newline(&buf)) {
+                match input.next_item() {
+                    Ok(None) => eof = true,
+                    Ok(Some(item)) => {
+                        line_no = item.number;
+                        if line_no <= self.options.skip_lines {
                             continue;
                         }
-                        if buf.last() == Some(&b'\n') {
-                            buf.pop();
-                        }
                         let guard = LiveGuard::new(&live);
-                        let handle = tokio::spawn(self.process(line_no, buf, guard));
+                        let handle = tokio::spawn(self.process(line_no, item.bytes, guard));
                         pending.push_back(InFlight {
                             line: line_no,
-                            input_bytes: n as u64,
+                            input_bytes: item.input_bytes,
                             handle,
                         });
                     }
@@ -430,9 +440,4 @@ async fn on_pool<T: Send + 'static>(
     });
     rx.await
         .map_err(|_| "a worker thread stopped without a result".to_string())
-}
-
-/// A line with nothing but whitespace: JSONL readers skip these, and so does the pipeline.
-pub(crate) fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(u8::is_ascii_whitespace)
 }

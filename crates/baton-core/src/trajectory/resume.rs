@@ -6,8 +6,9 @@
 //! record until that many output lines are accounted for; with `--on-error skip` a malformed
 //! record produced no line, so skipping re-checks each record the same way the run did.
 
-use crate::trajectory::pipeline::{OnError, is_blank};
+use crate::trajectory::pipeline::OnError;
 use crate::trajectory::record::Record;
+use crate::trajectory::source::{LineSource, RecordSource};
 use std::fs::OpenOptions;
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -86,7 +87,17 @@ fn scan_lines(file: &mut std::fs::File, limit: u64) -> io::Result<(u64, u64)> {
 /// malformed and `on_error` is `skip`. Fails when the input has fewer records than that (the
 /// output does not come from this input, or the options changed).
 pub fn find_resume_point<R: BufRead>(
-    mut input: R,
+    input: R,
+    output_lines: u64,
+    on_error: OnError,
+) -> io::Result<ResumePoint> {
+    find_resume_point_in(LineSource::new(input), output_lines, on_error)
+}
+
+/// [`find_resume_point`] over any [`RecordSource`]; for a JSON array, `lines_to_skip` counts
+/// elements.
+pub fn find_resume_point_in<S: RecordSource>(
+    mut input: S,
     output_lines: u64,
     on_error: OnError,
 ) -> io::Result<ResumePoint> {
@@ -96,32 +107,22 @@ pub fn find_resume_point<R: BufRead>(
         bytes_skipped: 0,
     };
     let mut written = 0u64;
-    let mut line = Vec::new();
     while written < output_lines {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        let Some(item) = input.next_item()? else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
                     "the output already holds {output_lines} records but the input only accounts for {written}; it was not produced from this input with these options"
                 ),
             ));
-        }
-        point.lines_to_skip += 1;
-        point.bytes_skipped += line.len() as u64;
-        let content = strip_newline(&line);
-        if is_blank(content) {
-            continue;
-        }
+        };
+        point.lines_to_skip = item.number;
+        point.bytes_skipped += item.input_bytes;
         point.records_done += 1;
-        let writes = on_error != OnError::Skip || Record::parse(content).is_ok();
+        let writes = on_error != OnError::Skip || Record::parse(&item.bytes).is_ok();
         written += u64::from(writes);
     }
     Ok(point)
-}
-
-pub(crate) fn strip_newline(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\n").unwrap_or(line)
 }
 
 #[cfg(test)]

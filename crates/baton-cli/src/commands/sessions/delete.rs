@@ -36,9 +36,9 @@ pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
             if json {
                 print_json(&json!({ "would_delete": targets }));
             } else {
-                println!("would delete {} session(s):", targets.len());
+                outln!("would delete {} session(s):", targets.len());
                 for line in describe(&store, &targets)? {
-                    println!("  {line}");
+                    outln!("  {line}");
                 }
             }
             return Err(Failure::BadInput(format!(
@@ -63,7 +63,7 @@ pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
     if json {
         print_json(&json!({ "deleted": deleted }));
     } else {
-        println!(
+        outln!(
             "deleted {} session(s): {}",
             deleted.len(),
             deleted.join(", ")

@@ -288,7 +288,7 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
     sources.sort_unstable();
     sources.dedup();
     // One line, whatever the number of sessions: `sessions list` shows them.
-    println!(
+    outln!(
         "imported {} session(s), {} messages from {} file(s){}{}",
         fresh.len(),
         super::table::count(messages),

@@ -72,7 +72,7 @@ pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failu
         table.push(cells);
     }
     for line in table.render(width()) {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(())
 }

@@ -97,10 +97,10 @@ fn no_database(path: &Path, json: bool, command: &SessionsCommand) -> Result<(),
         SessionsCommand::List(_) => {
             if json {
                 print_json(&serde_json::json!([]));
-                eprintln!("no session database at {} yet: {hint}", path.display());
+                errln!("no session database at {} yet: {hint}", path.display());
             } else {
-                println!("no sessions yet (no database at {})", path.display());
-                println!("hint: {hint}");
+                outln!("no sessions yet (no database at {})", path.display());
+                outln!("hint: {hint}");
             }
             return Ok(());
         }
@@ -189,7 +189,7 @@ fn json_err(e: serde_json::Error) -> Failure {
 
 /// Prints `value` as pretty JSON.
 fn print_json(value: &serde_json::Value) {
-    println!("{value:#}");
+    outln!("{value:#}");
 }
 
 /// A table of the sessions `ids` (for what delete and prune will remove), oldest first as given.

@@ -35,14 +35,14 @@ pub fn run(path: &Path, json: bool, args: &PruneArgs) -> Result<(), Failure> {
         if json {
             print_json(&json!({ "would_delete": ids }));
         } else {
-            println!(
+            outln!(
                 "would prune {} session(s) older than {} days:",
                 ids.len(),
                 args.older_than
             );
             if !ids.is_empty() {
                 for line in describe(&store, &ids)? {
-                    println!("  {line}");
+                    outln!("  {line}");
                 }
             }
         }
@@ -60,13 +60,13 @@ pub fn run(path: &Path, json: bool, args: &PruneArgs) -> Result<(), Failure> {
     if json {
         print_json(&json!({ "deleted": deleted }));
     } else {
-        println!(
+        outln!(
             "pruned {} session(s) older than {} days",
             deleted.len(),
             args.older_than
         );
         for id in &deleted {
-            println!("  {id}");
+            outln!("  {id}");
         }
     }
     Ok(())

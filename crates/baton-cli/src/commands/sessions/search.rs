@@ -74,11 +74,11 @@ pub fn run(store: &SqliteStore, json: bool, args: &SearchArgs) -> Result<(), Fai
         return Ok(());
     }
     if hits.is_empty() {
-        println!("no messages match `{}`", args.query);
+        outln!("no messages match `{}`", args.query);
     }
     let snippet_width = width().saturating_sub(36).max(20);
     for h in hits {
-        println!(
+        outln!(
             "{:<24} {:<10} {}",
             h.session_id,
             h.role,

@@ -27,10 +27,10 @@ pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failu
             "session": session,
             "messages": messages.iter().map(|m| m.to_value()).collect::<Vec<_>>(),
         });
-        println!("{value:#}");
+        outln!("{value:#}");
         return Ok(());
     }
-    println!("{}  {}", session.id, session.title.as_deref().unwrap_or(""));
+    outln!("{}  {}", session.id, session.title.as_deref().unwrap_or(""));
     let ended = match (&session.ended_at, &session.end_reason) {
         (Some(t), reason) => format!(
             "ended {} ({})",
@@ -39,11 +39,11 @@ pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failu
         ),
         (None, _) => "not ended".to_string(),
     };
-    println!(
+    outln!(
         "started {} UTC, {ended}",
         format_utc_minutes(session.started_at)
     );
-    println!(
+    outln!(
         "source {}  model {}  messages {}  tokens in {} / out {} / cache read {} / cache write {} / reasoning {}",
         session.source,
         session.model.as_deref().unwrap_or("-"),
@@ -62,7 +62,7 @@ pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failu
         } else {
             format!("[calls {}] {}", calls.join(", "), m.text())
         };
-        println!("{:<11} {}", m.role.as_str(), fit(&text, text_width));
+        outln!("{:<11} {}", m.role.as_str(), fit(&text, text_width));
     }
     Ok(())
 }

@@ -42,14 +42,14 @@ pub fn run(
         .source
         .as_deref()
         .map_or_else(|| "all sources".to_string(), |s| format!("source {s}"));
-    println!("Usage in the last {} days ({scope})", stats.days);
+    outln!("Usage in the last {} days ({scope})", stats.days);
     if stats.overview.sessions == 0 {
-        println!("no sessions started in the last {} days", stats.days);
+        outln!("no sessions started in the last {} days", stats.days);
         return Ok(());
     }
-    println!();
+    outln!();
     for line in overview(&stats, w) {
-        println!("  {line}");
+        outln!("  {line}");
     }
     section("By model", models(&stats).render(w.saturating_sub(2)));
     section("By source", sources(&stats).render(w.saturating_sub(2)));
@@ -71,10 +71,10 @@ pub fn run(
 }
 
 fn section(title: &str, lines: Vec<String>) {
-    println!();
-    println!("{title}");
+    outln!();
+    outln!("{title}");
     for line in lines {
-        println!("  {line}");
+        outln!("  {line}");
     }
 }
 

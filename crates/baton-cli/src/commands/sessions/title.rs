@@ -34,8 +34,8 @@ pub fn run(path: &Path, json: bool, args: &TitleArgs) -> Result<(), Failure> {
     }
     for (id, title) in &titled {
         match title {
-            Some(t) => println!("{id}  {t}"),
-            None => println!("{id}  (title cleared)"),
+            Some(t) => outln!("{id}  {t}"),
+            None => outln!("{id}  (title cleared)"),
         }
     }
     Ok(())
