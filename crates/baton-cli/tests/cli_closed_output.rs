@@ -17,7 +17,8 @@ fn bin() -> Command {
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_BASE_URL")
-        .env_remove("BATON_HOME");
+        // An empty home: never the machine's own config.toml or database.
+        .env("BATON_HOME", common::empty_home());
     cmd
 }
 
@@ -137,6 +138,9 @@ fn file_commands_end_quietly_when_stdout_is_closed() {
         ("--help", vec!["--help"]),
         ("sessions --help", vec!["sessions", "--help"]),
         ("--version", vec!["--version"]),
+        ("config show", vec!["config", "show"]),
+        ("config show --json", vec!["config", "show", "--json"]),
+        ("config path", vec!["config", "path"]),
     ] {
         let mut cmd = bin();
         args(&mut cmd, &a);

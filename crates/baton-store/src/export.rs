@@ -10,7 +10,7 @@
 
 use crate::SessionStore;
 use crate::error::{Result, StoreError};
-use baton_core::compress::markers::is_summary_message;
+use baton_core::compress::markers::{is_summary_message, strip_baton_metadata};
 use baton_core::compress::sanitize::{SequenceError, validate_sequence};
 use baton_core::{Message, Role};
 use std::io::Write;
@@ -51,7 +51,17 @@ pub fn export_jsonl(
         source,
     };
     for m in &messages {
-        out.write_all(m.to_json().as_bytes()).map_err(io)?;
+        // An export may be sent to a provider as it is: Baton's own markers (`_baton_summary`,
+        // the synthetic flags) stay in the store; a summary is recognised again by its text.
+        // `--raw` is the stored rows exactly.
+        let line = if scope == ExportScope::ChainRaw {
+            m.to_json()
+        } else {
+            let mut m = m.clone();
+            strip_baton_metadata(&mut m);
+            m.to_json()
+        };
+        out.write_all(line.as_bytes()).map_err(io)?;
         out.write_all(b"\n").map_err(io)?;
     }
     out.flush().map_err(io)?;

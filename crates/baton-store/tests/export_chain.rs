@@ -6,13 +6,13 @@
 
 mod common;
 
-use baton_core::compress::markers::{SUMMARY_KEY, is_summary_message};
+use baton_core::compress::markers::{SUMMARY_KEY, SUMMARY_PREFIX, is_summary_message};
 use baton_core::compress::sanitize::validate_sequence;
 use baton_core::{Message, ToolCall};
 use baton_store::{ExportScope, SessionStore, SqliteStore, export_jsonl};
 
 fn summary(text: &str) -> Message {
-    let mut m = Message::user(format!("Summary of earlier turns: {text}"));
+    let mut m = Message::user(format!("{SUMMARY_PREFIX}\n{text}"));
     m.extra
         .insert(SUMMARY_KEY.into(), serde_json::Value::Bool(true));
     m
@@ -92,6 +92,13 @@ fn a_chain_exports_as_its_full_history_without_summaries_or_repeated_tails() {
         .sum();
     assert_eq!(raw.len(), stored);
     assert_eq!(raw.iter().filter(|m| is_summary_message(m)).count(), 2);
+    assert!(raw.iter().any(|m| m.extra.contains_key(SUMMARY_KEY)));
+
+    // A session export may be sent to a provider as it is: the summary is there, recognised
+    // by its text, without Baton's marker key.
+    let session = export(&store, &tip, ExportScope::Session);
+    assert!(session.iter().any(is_summary_message));
+    assert!(session.iter().all(|m| m.extra.is_empty()), "{session:?}");
 }
 
 #[test]
