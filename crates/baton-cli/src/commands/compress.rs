@@ -29,8 +29,7 @@ pub struct CompressArgs {
     #[arg(long, conflicts_with = "file")]
     pub session: Option<String>,
 
-    /// Session database for --session (default: $BATON_HOME/state.db, else ~/.baton/state.db).
-    #[arg(long, requires = "session")]
+    #[arg(long, requires = "session", value_name = "PATH", help = crate::commands::sessions::DB_HELP)]
     pub db: Option<PathBuf>,
 
     /// With --session: allow migrating a database of an older schema (e.g. the reference
@@ -92,6 +91,11 @@ pub struct CompressArgs {
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 
+    /// Same as `--report json`: the report as one JSON object per conversation on stderr
+    /// (standard output carries the compacted conversation, unless -o is given).
+    #[arg(long)]
+    pub json: bool,
+
     /// Input format (`auto` detects it from the content): openai, json, object, jsonl, records,
     /// anthropic, sharegpt, or an agent-CLI transcript: claude-code, codex, gemini-cli
     /// (imported as one OpenAI conversation object, which is what the output is written as).
@@ -112,6 +116,17 @@ pub struct CompressArgs {
 pub enum ReportFormat {
     Text,
     Json,
+}
+
+impl CompressArgs {
+    /// The report format: `--json` wins over the default `--report text`.
+    pub fn report_format(&self) -> ReportFormat {
+        if self.json {
+            ReportFormat::Json
+        } else {
+            self.report
+        }
+    }
 }
 
 /// `auto` or a forced format.
@@ -255,13 +270,13 @@ fn report(
     doc: &Document,
     results: &[(CompressionResult, u64)],
 ) {
-    if args.report == ReportFormat::Text {
+    if args.report_format() == ReportFormat::Text {
         for line in compress_settings::text_lines(resolved) {
             eprintln!("{line}");
         }
     }
     for (i, (conv, (r, schema_tokens))) in doc.conversations.iter().zip(results).enumerate() {
-        match args.report {
+        match args.report_format() {
             ReportFormat::Json => {
                 let mut report = json_report(r, conv.messages.len());
                 if let Some(obj) = report.as_object_mut() {

@@ -71,7 +71,7 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
             .collect();
         write_output(Some(out), &text)?;
     }
-    match args.report {
+    match args.report_format() {
         ReportFormat::Json => {
             let mut report = json_report(&result, messages.len());
             if let Some(obj) = report.as_object_mut() {

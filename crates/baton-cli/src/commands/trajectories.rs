@@ -103,6 +103,11 @@ pub struct CompressTrajectoriesArgs {
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
 
+    /// Print the aggregate report as JSON on standard output (the same object as
+    /// --summary-json writes; the text report still goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+
     /// Continue an interrupted run: keep OUT's complete records, skip that many input records.
     #[arg(long)]
     pub resume: bool,
@@ -375,16 +380,22 @@ fn report(
         summary.lines_written,
         output.display()
     );
+    if args.summary_json.is_none() && !args.json {
+        return Ok(());
+    }
+    let mut json = agg.to_json();
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("interrupted".into(), summary.interrupted.into());
+        obj.insert("resumed_after_records".into(), resumed_after.into());
+        obj.insert("output".into(), output.display().to_string().into());
+    }
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     if let Some(path) = &args.summary_json {
-        let mut json = agg.to_json();
-        if let Some(obj) = json.as_object_mut() {
-            obj.insert("interrupted".into(), summary.interrupted.into());
-            obj.insert("resumed_after_records".into(), resumed_after.into());
-            obj.insert("output".into(), output.display().to_string().into());
-        }
-        let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
-        std::fs::write(path, text)
+        std::fs::write(path, &text)
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if args.json {
+        print!("{text}");
     }
     Ok(())
 }
