@@ -6,7 +6,9 @@
 //! chain (its title numbered: "Refactor auth #2"). The original messages stay stored.
 
 use crate::commands::Failure;
-use crate::commands::compress::{CompressArgs, ReportFormat, json_report, text_report};
+use crate::commands::compress::{
+    CompressArgs, ReportFormat, fallback_reason, json_report, text_report,
+};
 use crate::commands::compress_settings;
 use crate::commands::io::write_output;
 use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
@@ -82,6 +84,9 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
             eprintln!("{report}");
         }
         ReportFormat::Text => {
+            if let Some(reason) = fallback_reason(&result) {
+                eprintln!("{reason}");
+            }
             for line in compress_settings::text_lines(&resolved) {
                 eprintln!("{line}");
             }

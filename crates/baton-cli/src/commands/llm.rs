@@ -6,6 +6,7 @@ use crate::commands::Failure;
 use crate::commands::settings::{FlagValue, Settings};
 use baton_config::Value;
 use baton_core::message::Message;
+use baton_core::truncate::group_digits;
 use baton_llm::{
     ApiKey, ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
     ProviderKind, RetryPolicy,
@@ -173,7 +174,11 @@ pub fn run_models(args: &ModelsArgs, settings: &Settings) -> Result<(), Failure>
 }
 
 fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
-    println!("{} models at {}", models.len(), provider.base_url());
+    println!(
+        "{} models at {}",
+        group_digits(models.len()),
+        provider.base_url()
+    );
     let width = models
         .iter()
         .map(|m| m.id.chars().count())
@@ -182,7 +187,7 @@ fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
         .max(5);
     println!("{:<width$}  {:>10}  SOURCE", "MODEL", "CONTEXT");
     for m in models {
-        let context = m.context_length.map_or("?".to_string(), |n| n.to_string());
+        let context = m.context_length.map_or("?".to_string(), group_digits);
         let source = m.context_source.as_deref().unwrap_or("-");
         println!("{:<width$}  {:>10}  {}", m.id, context, source);
     }
@@ -237,18 +242,18 @@ pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
     println!(
         "{model} at {}: {} ms ({} attempt{})",
         provider.base_url(),
-        latency.as_millis(),
+        group_digits(latency.as_millis() as u64),
         response.attempts,
         if response.attempts == 1 { "" } else { "s" }
     );
     println!(
         "usage: input {} + cache read {} + cache write {} = prompt {}; output {} (reasoning {})",
-        u.input,
-        u.cache_read,
-        u.cache_write,
-        u.prompt(),
-        u.output,
-        u.reasoning
+        group_digits(u.input),
+        group_digits(u.cache_read),
+        group_digits(u.cache_write),
+        group_digits(u.prompt()),
+        group_digits(u.output),
+        group_digits(u.reasoning)
     );
     println!("reply: {}", response.message.text().trim());
     Ok(())

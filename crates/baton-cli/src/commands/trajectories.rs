@@ -10,6 +10,7 @@ use crate::commands::Failure;
 use crate::commands::settings::Settings;
 use crate::commands::summarizer_choice::{self, LlmFlags};
 use baton_core::tokens::Encoding;
+use baton_core::truncate::group_digits;
 use baton_core::trajectory::compress::DEFAULT_SUMMARY_NOTICE;
 use baton_core::trajectory::resume::{
     find_resume_point, trim_to_complete_lines, truncate_to_lines,
@@ -310,8 +311,8 @@ fn resume_point(
     }
     eprintln!(
         "baton: resuming after {} records ({} input lines) already in {}",
-        point.records_done,
-        point.lines_to_skip,
+        group_digits(point.records_done),
+        group_digits(point.lines_to_skip),
         output.display()
     );
     Ok(point)
@@ -372,12 +373,15 @@ fn report(
 ) -> Result<(), Failure> {
     let agg = &summary.aggregate;
     if resumed_after > 0 {
-        eprintln!("(resumed: the {resumed_after} records already done are not counted below)");
+        eprintln!(
+            "(resumed: the {} records already done are not counted below)",
+            group_digits(resumed_after)
+        );
     }
     eprintln!("{}", agg.to_text());
     eprintln!(
         "wrote {} lines to {}",
-        summary.lines_written,
+        group_digits(summary.lines_written),
         output.display()
     );
     if args.summary_json.is_none() && !args.json {
@@ -440,9 +444,10 @@ impl Progress {
         if n % 16 == 1 && !self.bar.is_hidden() {
             let secs = self.started.elapsed().as_secs_f64().max(1e-3);
             self.bar.set_message(format!(
-                "{n} records ({:.0}/s) · {} tokens saved",
+                "{} records ({:.0}/s) · {} tokens saved",
+                group_digits(n),
                 n as f64 / secs,
-                self.saved.get()
+                group_digits(self.saved.get())
             ));
         }
     }
