@@ -70,7 +70,9 @@ fn every_db_help_names_the_commands_that_write() {
     for command in [&["sessions"][..], &["sessions", "list"], &["compress"]] {
         let text = help(command).replace('\n', " ");
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let db = &text[text.find("--db").unwrap_or_else(|| panic!("{command:?}: no --db"))..];
+        let db = &text[text
+            .find("--db")
+            .unwrap_or_else(|| panic!("{command:?}: no --db"))..];
         for writer in [
             "`sessions import`",
             "`sessions title`",
@@ -78,7 +80,10 @@ fn every_db_help_names_the_commands_that_write() {
             "`sessions prune`",
             "`compress --session`",
         ] {
-            assert!(db.contains(writer), "{command:?} --db help misses {writer}: {db}");
+            assert!(
+                db.contains(writer),
+                "{command:?} --db help misses {writer}: {db}"
+            );
         }
         assert!(
             db.contains("`sessions list`, `show`, `search`, `export` and `stats` never write"),

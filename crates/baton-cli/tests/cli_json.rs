@@ -115,10 +115,10 @@ async fn every_command_that_prints_a_result_accepts_json() {
         .await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(llm_fixture("openai_chat_completion.json"), "application/json"),
-        )
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            llm_fixture("openai_chat_completion.json"),
+            "application/json",
+        ))
         .mount(&server)
         .await;
     let base_url = format!("{}/v1", server.uri());
@@ -183,8 +183,16 @@ fn walk(base_url: &str) {
         a
     };
     case("sessions show", in_db(&["show", &id]), Stdout::Json);
-    case("sessions search", in_db(&["search", "reservation"]), Stdout::Json);
-    case("sessions export", in_db(&["export", &id]), Stdout::JsonLines);
+    case(
+        "sessions search",
+        in_db(&["search", "reservation"]),
+        Stdout::Json,
+    );
+    case(
+        "sessions export",
+        in_db(&["export", &id]),
+        Stdout::JsonLines,
+    );
     case("sessions stats", in_db(&["stats"]), Stdout::Json);
     case(
         "sessions title",
@@ -196,7 +204,11 @@ fn walk(base_url: &str) {
         in_db(&["prune", "--older-than", "1", "--dry-run"]),
         Stdout::Json,
     );
-    case("sessions delete", in_db(&["delete", &id, "--yes"]), Stdout::Json);
+    case(
+        "sessions delete",
+        in_db(&["delete", &id, "--yes"]),
+        Stdout::Json,
+    );
 
     let traj_out = s(&dir.path().join("traj.jsonl"));
     let out = case(
@@ -230,10 +242,18 @@ fn walk(base_url: &str) {
     case("memory show", memory(&["show"]), Stdout::Json);
     case(
         "memory replace",
-        memory(&["replace", "builds with cargo", "The project builds with cargo 1.95"]),
+        memory(&[
+            "replace",
+            "builds with cargo",
+            "The project builds with cargo 1.95",
+        ]),
         Stdout::Json,
     );
-    case("memory remove", memory(&["remove", "cargo 1.95"]), Stdout::Json);
+    case(
+        "memory remove",
+        memory(&["remove", "cargo 1.95"]),
+        Stdout::Json,
+    );
     case("memory scan", memory(&["scan"]), Stdout::Json);
 
     case(
@@ -243,11 +263,26 @@ fn walk(base_url: &str) {
     );
     case(
         "ping",
-        args(&["ping", "--base-url", base_url, "--model", "gpt-4o", "--json"]),
+        args(&[
+            "ping",
+            "--base-url",
+            base_url,
+            "--model",
+            "gpt-4o",
+            "--json",
+        ]),
         Stdout::Json,
     );
-    case("config show", args(&["config", "show", "--json"]), Stdout::Json);
-    case("config path", args(&["config", "path", "--json"]), Stdout::Json);
+    case(
+        "config show",
+        args(&["config", "show", "--json"]),
+        Stdout::Json,
+    );
+    case(
+        "config path",
+        args(&["config", "path", "--json"]),
+        Stdout::Json,
+    );
 
     let every: BTreeSet<String> = leaf_commands(Vec::new()).into_iter().collect();
     let missing: Vec<&String> = every.difference(&covered).collect();

@@ -47,7 +47,10 @@ fn compress_output_is_0644_under_umask_022_and_follows_a_stricter_umask() {
     assert_eq!(mode(&out), 0o644, "new compress output under umask 022");
 
     let private = dir.path().join("private.jsonl");
-    baton_with_umask("077", &["compress", s(&input), "--force", "-o", s(&private)]);
+    baton_with_umask(
+        "077",
+        &["compress", s(&input), "--force", "-o", s(&private)],
+    );
     assert_eq!(mode(&private), 0o600, "new compress output under umask 077");
 }
 

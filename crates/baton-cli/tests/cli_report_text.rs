@@ -161,7 +161,11 @@ fn tokens_and_session_tables_group_their_counts() {
     let db = dir.path().join("state.db");
     let db = db.to_str().unwrap();
     let imported = stdout_of(&["sessions", "--db", db, "import", input.to_str().unwrap()]);
-    assert_eq!(ungrouped_numbers(&imported), Vec::<String>::new(), "{imported}");
+    assert_eq!(
+        ungrouped_numbers(&imported),
+        Vec::<String>::new(),
+        "{imported}"
+    );
     let stats = stdout_of(&["sessions", "--db", db, "stats"]);
     let stats: String = stats
         .lines()

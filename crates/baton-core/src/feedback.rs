@@ -231,7 +231,6 @@ fn rounded_percent(part: u64, whole: u64) -> u128 {
     (part * 200 + whole) / (whole * 2)
 }
 
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {

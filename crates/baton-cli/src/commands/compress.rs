@@ -215,7 +215,11 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
 
 /// The result when `[compression] enabled = false` and `--force` was not given: nothing
 /// changes, and the report says why.
-fn disabled(messages: &[baton_core::Message], schema_tokens: u64, by: &str) -> CompressionResult {
+pub(crate) fn disabled(
+    messages: &[baton_core::Message],
+    schema_tokens: u64,
+    by: &str,
+) -> CompressionResult {
     let tokens = messages
         .iter()
         .map(|m| RoughCounter.count_message(m) as u64)

@@ -7,7 +7,7 @@
 
 use crate::commands::Failure;
 use crate::commands::compress::{
-    CompressArgs, ReportFormat, fallback_reason, json_report, text_report,
+    CompressArgs, ReportFormat, disabled, fallback_reason, json_report, text_report,
 };
 use crate::commands::compress_settings;
 use crate::commands::io::write_output;
@@ -38,9 +38,19 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
     }
     let messages = store.messages(&tip).map_err(store_err)?;
     if let (Some(by), false) = (&resolved.disabled_by, args.force) {
-        eprintln!(
-            "session {tip} unchanged: compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
-        );
+        if args.report_format() == ReportFormat::Json {
+            let mut report = json_report(&disabled(&messages, 0, by), messages.len());
+            if let Some(obj) = report.as_object_mut() {
+                obj.insert("settings".into(), compress_settings::json(&resolved));
+                obj.insert("session".into(), tip.clone().into());
+                obj.insert("continuation".into(), serde_json::Value::Null);
+            }
+            eprintln!("{report}");
+        } else {
+            eprintln!(
+                "session {tip} unchanged: compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
+            );
+        }
         return Ok(());
     }
     let mut engine = EngineRegistry::with_builtin()

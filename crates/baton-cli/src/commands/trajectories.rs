@@ -10,7 +10,6 @@ use crate::commands::Failure;
 use crate::commands::settings::Settings;
 use crate::commands::summarizer_choice::{self, LlmFlags};
 use baton_core::tokens::Encoding;
-use baton_core::truncate::group_digits;
 use baton_core::trajectory::compress::DEFAULT_SUMMARY_NOTICE;
 use baton_core::trajectory::resume::{
     find_resume_point, trim_to_complete_lines, truncate_to_lines,
@@ -19,6 +18,7 @@ use baton_core::trajectory::{
     Action, OnError, Pipeline, PipelineError, PipelineOptions, PlanConfig, ProtectFirst,
     RunSummary, StopSignal, TrajectoryCompressor, TrajectoryConfig, TrajectoryMetrics,
 };
+use baton_core::truncate::group_digits;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::{File, OpenOptions};

@@ -1,7 +1,8 @@
 //! `baton sessions`: read a session database (ours, or a reference design `state.db`) and
 //! maintain it. `list`, `show`, `search`, `export` and `stats` never modify the file (nor create
 //! it: on a first run they say there is nothing yet and how to import); `import` and `title`
-//! write, `delete` and `prune` only after `--yes`.
+//! write, `delete` and `prune` only after `--yes`. (`compress --session` writes too: see
+//! [`DB_HELP`].)
 
 mod chart;
 mod delete;
