@@ -84,7 +84,7 @@ fn run(
     match cli.command {
         Command::Tokens(args) => commands::tokens::run(&args),
         Command::Compress(args) => commands::compress::run(&args, &settings),
-        Command::Sessions(args) => commands::sessions::run(&args),
+        Command::Sessions(args) => commands::sessions::run(&args, &settings),
         Command::Memory(args) => commands::memory::run(&args, &settings),
         Command::Trajectories(args) => commands::trajectories::run(&args, &settings),
         Command::Models(args) => commands::llm::run_models(&args, &settings),

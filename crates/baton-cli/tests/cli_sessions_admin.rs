@@ -423,7 +423,11 @@ fn stats_json_is_the_stats_struct_and_the_chart_shows_every_day() {
     let stats = json_out(sessions_cmd(&db).args(["--json", "stats", "--days", "7"]));
     assert_eq!(stats["overview"]["sessions"], 3);
     assert_eq!(stats["overview"]["total_tokens"], 6050);
-    assert_eq!(stats["overview"]["sessions_unknown_cost"], 1);
+    // today_b stored no cost: its tokens are priced (claude-sonnet-4: 4000 × $3 + 400 × $15
+    // per million = $0.018).
+    assert_eq!(stats["overview"]["sessions_unknown_cost"], 0);
+    let cost = stats["overview"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.368).abs() < 1e-9, "{cost}");
     assert_eq!(stats["by_model"][0]["model"], "claude-sonnet-4");
     assert_eq!(stats["by_model"][1]["model"], "gpt-4o");
     assert_eq!(stats["by_model"][1]["sessions"], 2);

@@ -12,6 +12,7 @@ pub mod feedback;
 pub mod formats;
 pub mod message;
 pub mod overflow;
+pub mod pricing;
 pub mod summary;
 pub mod synthetic;
 pub mod token_report;

@@ -68,6 +68,40 @@ impl ProviderKind {
     }
 }
 
+/// Hosts of hosted APIs that answer nothing without a key. A missing key for one of them is
+/// reported before any request; any other server (vLLM, llama.cpp, a proxy) may run without
+/// one, so it is asked, and a 401/403 to a keyless request is reported the same way.
+const KEYED_HOSTS: [&str; 12] = [
+    "api.openai.com",
+    "api.anthropic.com",
+    "openrouter.ai",
+    "api.deepseek.com",
+    "generativelanguage.googleapis.com",
+    "api.groq.com",
+    "api.together.xyz",
+    "api.mistral.ai",
+    "api.x.ai",
+    "api.fireworks.ai",
+    "api.moonshot.ai",
+    "api.cerebras.ai",
+];
+
+/// Whether a `kind` server at `base_url` is known to need a key. Local servers (Ollama,
+/// LM Studio) never do; an unparsable URL is left to `build` to report.
+pub fn needs_api_key(kind: ProviderKind, base_url: &str) -> bool {
+    if matches!(kind, ProviderKind::Ollama | ProviderKind::LmStudio) {
+        return false;
+    }
+    reqwest::Url::parse(base_url.trim())
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|host| {
+            KEYED_HOSTS
+                .iter()
+                .any(|k| host == *k || host.ends_with(&format!(".{k}")))
+        })
+}
+
 /// Everything needed to build a client.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
@@ -79,6 +113,9 @@ pub struct ProviderConfig {
     /// Provider id for the prompt-cache layout decision on Chat Completions routes
     /// (`openrouter` relays Claude's cache); defaults to the kind's id.
     pub cache_route: Option<String>,
+    /// The environment variable the key is (or would be) read from, named by errors that
+    /// need a key: [`ProviderConfig::key_from_env`] sets it.
+    pub key_env: Option<String>,
 }
 
 impl ProviderConfig {
@@ -89,6 +126,39 @@ impl ProviderConfig {
             api_key: None,
             http: HttpSettings::default(),
             cache_route: None,
+            key_env: None,
+        }
+    }
+
+    /// The base URL requests go to: the configured one, else the kind's default.
+    pub fn effective_base_url(&self) -> String {
+        self.base_url
+            .clone()
+            .unwrap_or_else(|| self.kind.default_base_url().to_string())
+    }
+
+    /// Reads the key from `variable`, or from the kind's default variable (`OPENAI_API_KEY`,
+    /// `ANTHROPIC_API_KEY`) when `None`. Set the base URL first: whether a missing key is an
+    /// error depends on the server.
+    ///
+    /// Fails with [`LlmError::MissingApiKey`], naming the variable, before anything is sent,
+    /// when a variable the caller named explicitly is unset or empty, or when the server is
+    /// one that needs a key ([`needs_api_key`]). Local and self-hosted servers run without one.
+    pub fn key_from_env(mut self, variable: Option<&str>) -> Result<ProviderConfig, LlmError> {
+        let explicit = variable.map(str::trim).filter(|v| !v.is_empty());
+        let var = explicit.or(self.kind.default_key_env());
+        self.key_env = var.map(str::to_string);
+        self.api_key = var.and_then(ApiKey::from_env);
+        let base = self.effective_base_url();
+        let required = explicit.is_some() || needs_api_key(self.kind, &base);
+        match (&self.api_key, var) {
+            (None, Some(var)) if required => Err(LlmError::MissingApiKey {
+                provider: self.kind.as_str().to_string(),
+                url: base,
+                variable: var.to_string(),
+                status: None,
+            }),
+            _ => Ok(self),
         }
     }
 
@@ -109,12 +179,10 @@ impl ProviderConfig {
 
     /// Builds the client. Fails only on a bad base URL or an HTTP client that cannot start.
     pub fn build(&self) -> Result<Arc<dyn Provider>, LlmError> {
-        let base = self
-            .base_url
-            .clone()
-            .unwrap_or_else(|| self.kind.default_base_url().to_string());
+        let base = self.effective_base_url();
         let name = self.kind.as_str();
         let key = self.api_key.clone();
+        let key_env = self.key_env.clone();
         let bearer = |base: &str| {
             Transport::new(
                 name,
@@ -124,6 +192,7 @@ impl ProviderConfig {
                 Vec::new(),
                 self.http,
             )
+            .map(|t| t.with_key_env(key_env.clone()))
         };
         let route = self.cache_route.clone().unwrap_or_else(|| name.to_string());
         Ok(match self.kind {
@@ -150,7 +219,8 @@ impl ProviderConfig {
                     AuthStyle::XApiKey,
                     headers,
                     self.http,
-                )?;
+                )?
+                .with_key_env(key_env);
                 Arc::new(AnthropicClient::new(transport))
             }
         })
@@ -162,4 +232,26 @@ impl ProviderConfig {
 fn server_root(base: &str) -> &str {
     let trimmed = base.trim().trim_end_matches('/');
     trimmed.strip_suffix("/v1").unwrap_or(trimmed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosted_apis_need_a_key_and_local_or_self_hosted_servers_do_not() {
+        use ProviderKind::*;
+        assert!(needs_api_key(OpenAi, "https://api.openai.com/v1"));
+        assert!(needs_api_key(Anthropic, "https://api.anthropic.com"));
+        assert!(needs_api_key(OpenAi, "https://openrouter.ai/api/v1"));
+        assert!(needs_api_key(Responses, "https://API.OpenAI.com/v1/"));
+        assert!(!needs_api_key(OpenAi, "http://localhost:8000/v1"));
+        assert!(!needs_api_key(OpenAi, "http://gpu-box:8000/v1"));
+        assert!(!needs_api_key(Ollama, "https://api.openai.com"));
+        assert!(!needs_api_key(
+            OpenAi,
+            "https://evil-api.openai.com.example/v1"
+        ));
+        assert!(!needs_api_key(OpenAi, "not a url"));
+    }
 }

@@ -99,13 +99,15 @@ pub enum LlmError {
         status: u16,
         message: String,
     },
-    #[error("{provider}: cannot connect to {url}: {message}")]
+    /// The server could not be reached or went away mid-answer. `message` is one plain reason
+    /// (connection refused, host name not found, TLS failure…), not reqwest's error chain.
+    #[error("{provider}: cannot connect to {host}: {message}", host = host_of(url))]
     Connect {
         provider: String,
         url: String,
         message: String,
     },
-    #[error("{provider}: {phase:?} timeout after {seconds:.1} s talking to {url}", phase = phase_name(*phase))]
+    #[error("{provider}: no answer from {host} within {seconds:.1} s ({phase} timeout)", host = host_of(url), phase = phase_name(*phase))]
     Timeout {
         provider: String,
         url: String,
@@ -125,6 +127,29 @@ pub enum LlmError {
     /// The request could not be built (bad URL, bad configuration); nothing was sent.
     #[error("invalid request: {message}")]
     InvalidRequest { message: String },
+    /// The server needs an API key and none was found: `variable` is the environment variable
+    /// to set. Reported before any request when the server is known to need a key, or after a
+    /// 401/403 answer (`status`) to a request that carried none.
+    #[error("{provider}: no API key for {host}{}: set the environment variable {variable}", status.map(|s| format!(" (it answered HTTP {s})")).unwrap_or_default(), host = host_of(url))]
+    MissingApiKey {
+        provider: String,
+        url: String,
+        variable: String,
+        status: Option<u16>,
+    },
+}
+
+/// `host[:port]` of `url`, or the URL itself when it does not parse: errors name the server
+/// the user configured, not an endpoint path.
+pub(crate) fn host_of(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => match (u.host_str(), u.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_string(),
+            _ => url.to_string(),
+        },
+        Err(_) => url.to_string(),
+    }
 }
 
 fn limit_note(limit: Option<u64>, requested: Option<u64>) -> String {
@@ -159,6 +184,7 @@ impl LlmError {
             LlmError::Interrupted { .. } => ErrorKind::Interrupted,
             LlmError::InvalidResponse { .. } => ErrorKind::InvalidResponse,
             LlmError::InvalidRequest { .. } => ErrorKind::InvalidRequest,
+            LlmError::MissingApiKey { .. } => ErrorKind::Auth,
         }
     }
 
@@ -290,7 +316,7 @@ impl LlmError {
                 seconds: limit.as_secs_f64(),
             };
         }
-        let message = scrub(&error_chain(error), key);
+        let message = scrub(&transport_reason(error), key);
         if error.is_connect() {
             LlmError::Connect {
                 provider,
@@ -307,6 +333,51 @@ impl LlmError {
                 message,
             }
         }
+    }
+}
+
+/// One plain reason for a transport failure. reqwest's chain ("error sending request for url
+/// (…): client error (Connect): tcp connect error: Connection refused (os error 111)") repeats
+/// the URL and names library layers; users need the cause, so the chain is searched for the
+/// common ones and otherwise reduced to its innermost message.
+pub(crate) fn transport_reason(error: &reqwest::Error) -> String {
+    let mut innermost: &dyn std::error::Error = error;
+    let mut io_kind = None;
+    let mut source: Option<&dyn std::error::Error> = Some(error);
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            io_kind = io_kind.or(Some(io.kind()));
+        }
+        innermost = e;
+        source = e.source();
+    }
+    let chain = error_chain(error).to_lowercase();
+    use std::io::ErrorKind as Io;
+    let reason = match io_kind {
+        Some(Io::ConnectionRefused) => "connection refused (is the server running on that port?)",
+        Some(Io::ConnectionReset) => "the connection was reset by the server",
+        Some(Io::ConnectionAborted) => "the connection was aborted",
+        Some(Io::NetworkUnreachable | Io::HostUnreachable) => "the network or host is unreachable",
+        _ if chain.contains("dns error") || chain.contains("failed to lookup address") => {
+            "the host name could not be resolved (DNS lookup failed)"
+        }
+        _ if chain.contains("certificate") || chain.contains("tls") => {
+            return format!("TLS handshake failed: {}", innermost_text(innermost));
+        }
+        _ if error.is_body() || chain.contains("connection closed") => {
+            "the server closed the connection before the answer was complete"
+        }
+        _ => return innermost_text(innermost),
+    };
+    reason.to_string()
+}
+
+fn innermost_text(e: &dyn std::error::Error) -> String {
+    let text = e.to_string();
+    // io errors end in "(os error N)", which says nothing to a user.
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
     }
 }
 
@@ -406,6 +477,30 @@ mod tests {
         let e = LlmError::from_http("openai", 429, body, None, None);
         assert_eq!(e.kind(), ErrorKind::Quota, "{e}");
         assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn hosts_are_named_without_the_endpoint_path() {
+        assert_eq!(
+            host_of("http://127.0.0.1:9/v1/chat/completions"),
+            "127.0.0.1:9"
+        );
+        assert_eq!(
+            host_of("https://api.openai.com/v1/models"),
+            "api.openai.com"
+        );
+        assert_eq!(host_of("not a url"), "not a url");
+        let e = LlmError::MissingApiKey {
+            provider: "openai".into(),
+            url: "https://api.openai.com/v1".into(),
+            variable: "OPENAI_API_KEY".into(),
+            status: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "openai: no API key for api.openai.com: set the environment variable OPENAI_API_KEY"
+        );
+        assert_eq!(e.kind(), ErrorKind::Auth);
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod errors;
 pub mod models;
 pub mod openai;
 pub mod provider;
+pub mod reasoning_models;
 pub mod redact_key;
 pub mod request;
 pub mod response;

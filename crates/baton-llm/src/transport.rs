@@ -76,6 +76,8 @@ pub(crate) struct Transport {
     auth: AuthStyle,
     headers: Vec<(&'static str, String)>,
     settings: HttpSettings,
+    /// The variable the key comes from, named when a keyless request is refused.
+    key_env: Option<String>,
 }
 
 impl Transport {
@@ -95,7 +97,13 @@ impl Transport {
             auth,
             headers,
             settings,
+            key_env: None,
         })
+    }
+
+    pub fn with_key_env(mut self, key_env: Option<String>) -> Transport {
+        self.key_env = key_env;
+        self
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -173,6 +181,15 @@ impl Transport {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let body = response.text().await.unwrap_or_default();
+        if let (None, Some(variable), 401 | 403) = (&self.key, &self.key_env, status.as_u16()) {
+            // A request without a key was refused: the fix is the key, not the server.
+            return Err(LlmError::MissingApiKey {
+                provider: self.provider.clone(),
+                url: url.to_string(),
+                variable: variable.clone(),
+                status: Some(status.as_u16()),
+            });
+        }
         Err(LlmError::from_http(
             &self.provider,
             status.as_u16(),

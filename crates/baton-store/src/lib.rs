@@ -27,6 +27,7 @@ pub mod session_search;
 pub mod snippet;
 pub mod sqlite;
 pub mod stats;
+mod stats_cost;
 pub mod title;
 
 pub use batch::SessionBatch;
@@ -44,6 +45,7 @@ pub use session_search::{
 pub use sqlite::SqliteStore;
 pub use stats::{
     DayStats, ModelStats, Overview, SourceStats, StatsQuery, ToolCount, UsageStats, usage_stats,
+    usage_stats_priced,
 };
 pub use title::{MAX_TITLE_LENGTH, clean_title};
 

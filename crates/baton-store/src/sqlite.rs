@@ -186,6 +186,16 @@ impl SqliteStore {
         self.read(|c| stats::usage_stats(c, query))
     }
 
+    /// [`SqliteStore::stats`], pricing sessions without a stored cost by `prices` (the
+    /// built-in table with `config.toml`'s `[pricing]` overrides). Read-only.
+    pub fn stats_priced(
+        &self,
+        query: &StatsQuery,
+        prices: &baton_core::pricing::PriceTable,
+    ) -> Result<UsageStats> {
+        self.read(|c| stats::usage_stats_priced(c, query, prices))
+    }
+
     /// The ids `prune_sessions(older_than, source)` would delete now, oldest first. Read-only.
     pub fn prune_candidates(
         &self,

@@ -8,6 +8,7 @@
 
 use crate::error::Result;
 use crate::session;
+use baton_core::pricing::PriceTable;
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -84,10 +85,13 @@ pub struct Overview {
     pub reasoning_tokens: u64,
     /// Input + output + cache read + cache write, as the reference counts it.
     pub total_tokens: u64,
-    /// Sum of the cost of sessions whose cost is known (actual cost, else estimated).
-    pub cost_usd: f64,
-    /// Sessions with neither an actual nor an estimated cost.
+    /// Sum of the known costs: a session's actual cost, else its stored estimate, else its
+    /// tokens priced by the price table. `None` when no session's cost is known.
+    pub cost_usd: Option<f64>,
+    /// Sessions whose cost is not known (no stored cost, and no price or no usage).
     pub sessions_unknown_cost: u64,
+    /// Why, when some cost is unknown: each reason with its session count.
+    pub cost_unknown_reason: Option<String>,
     /// Wall-clock time of ended sessions (those with `ended_at > started_at`), in hours.
     pub total_hours: f64,
     /// Average duration of those ended sessions, in seconds; `None` when none ended.
@@ -109,8 +113,10 @@ pub struct ModelStats {
     pub sessions: u64,
     pub total_tokens: u64,
     pub tool_calls: u64,
-    pub cost_usd: f64,
+    /// `None` when no session's cost is known (see [`Overview::cost_usd`]).
+    pub cost_usd: Option<f64>,
     pub sessions_unknown_cost: u64,
+    pub cost_unknown_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,7 +125,10 @@ pub struct SourceStats {
     pub sessions: u64,
     pub messages: u64,
     pub total_tokens: u64,
-    pub cost_usd: f64,
+    /// `None` when no session's cost is known (see [`Overview::cost_usd`]).
+    pub cost_usd: Option<f64>,
+    pub sessions_unknown_cost: u64,
+    pub cost_unknown_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,7 +138,9 @@ pub struct DayStats {
     pub sessions: u64,
     pub messages: u64,
     pub total_tokens: u64,
-    pub cost_usd: f64,
+    /// `None` when the day has sessions and none of their costs is known.
+    pub cost_usd: Option<f64>,
+    pub sessions_unknown_cost: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -146,10 +157,31 @@ const WINDOW: &str = "s.started_at >= ?1 AND (?2 IS NULL OR s.source = ?2)";
 const TOTAL_TOKENS: &str = "COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0) \
      + COALESCE(s.cache_read_tokens, 0) + COALESCE(s.cache_write_tokens, 0)";
 
-const KNOWN_COST: &str = "COALESCE(s.actual_cost_usd, s.estimated_cost_usd)";
+/// A session's stored cost; `NULL` when none is stored or the reference design stored its
+/// placeholder (an estimate of 0 with `cost_status = 'unknown'`).
+pub(crate) const KNOWN_COST: &str = "CASE WHEN s.cost_status = 'unknown' THEN NULL \
+     ELSE COALESCE(s.actual_cost_usd, s.estimated_cost_usd) END";
 
-/// Computes the statistics of `query`'s window.
+/// Computes the statistics of `query`'s window, pricing sessions without a stored cost by
+/// the built-in price table.
 pub fn usage_stats(conn: &Connection, query: &StatsQuery) -> Result<UsageStats> {
+    usage_stats_priced(conn, query, &PriceTable::builtin())
+}
+
+/// [`usage_stats`] with `prices` (the built-in table with `config.toml`'s overrides).
+pub fn usage_stats_priced(
+    conn: &Connection,
+    query: &StatsQuery,
+    prices: &PriceTable,
+) -> Result<UsageStats> {
+    let mut stats = stored_costs(conn, query)?;
+    let unpriced = crate::stats_cost::unpriced(conn, query)?;
+    crate::stats_cost::apply(&mut stats, unpriced, prices);
+    Ok(stats)
+}
+
+/// The statistics with stored costs only; sessions without one are counted as unknown.
+fn stored_costs(conn: &Connection, query: &StatsQuery) -> Result<UsageStats> {
     let overview = overview(conn, query)?;
     let series_start = if query.days <= DENSE_SERIES_MAX_DAYS {
         query.since()
@@ -178,6 +210,11 @@ fn money(r: &Row<'_>, i: usize) -> rusqlite::Result<f64> {
     Ok(r.get::<_, Option<f64>>(i)?.unwrap_or(0.0))
 }
 
+/// A sum of stored costs; made `None` later when every session's cost stays unknown.
+fn known_money(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<f64>> {
+    Ok(Some(money(r, i)?))
+}
+
 fn overview(conn: &Connection, q: &StatsQuery) -> Result<Overview> {
     let sql = format!(
         "SELECT COUNT(*), SUM(COALESCE(s.message_count, 0)), SUM(COALESCE(s.tool_call_count, 0)), \
@@ -201,7 +238,7 @@ fn overview(conn: &Connection, q: &StatsQuery) -> Result<Overview> {
             cache_write_tokens: count(r, 6)?,
             reasoning_tokens: count(r, 7)?,
             total_tokens: count(r, 8)?,
-            cost_usd: money(r, 9)?,
+            cost_usd: known_money(r, 9)?,
             sessions_unknown_cost: count(r, 10)?,
             total_hours: money(r, 11)? / 3600.0,
             avg_duration_secs: r.get(12)?,
@@ -249,8 +286,9 @@ fn by_model(conn: &Connection, q: &StatsQuery) -> Result<Vec<ModelStats>> {
             sessions: count(r, 1)?,
             total_tokens: count(r, 2)?,
             tool_calls: count(r, 3)?,
-            cost_usd: money(r, 4)?,
+            cost_usd: known_money(r, 4)?,
             sessions_unknown_cost: count(r, 5)?,
+            cost_unknown_reason: None,
         })
     })?;
     // Several raw names can strip to the same model (`gpt-4o`, `openai/gpt-4o`).
@@ -263,13 +301,14 @@ fn by_model(conn: &Connection, q: &StatsQuery) -> Result<Vec<ModelStats>> {
             sessions: 0,
             total_tokens: 0,
             tool_calls: 0,
-            cost_usd: 0.0,
+            cost_usd: Some(0.0),
             sessions_unknown_cost: 0,
+            cost_unknown_reason: None,
         });
         entry.sessions += row.sessions;
         entry.total_tokens += row.total_tokens;
         entry.tool_calls += row.tool_calls;
-        entry.cost_usd += row.cost_usd;
+        entry.cost_usd = Some(entry.cost_usd.unwrap_or(0.0) + row.cost_usd.unwrap_or(0.0));
         entry.sessions_unknown_cost += row.sessions_unknown_cost;
     }
     let mut out: Vec<ModelStats> = merged.into_values().collect();
@@ -284,8 +323,8 @@ fn by_model(conn: &Connection, q: &StatsQuery) -> Result<Vec<ModelStats>> {
 fn by_source(conn: &Connection, q: &StatsQuery) -> Result<Vec<SourceStats>> {
     let sql = format!(
         "SELECT s.source, COUNT(*), SUM(COALESCE(s.message_count, 0)), SUM({TOTAL_TOKENS}), \
-         SUM({KNOWN_COST}) FROM sessions s WHERE {WINDOW} GROUP BY s.source \
-         ORDER BY 2 DESC, 4 DESC, 1"
+         SUM({KNOWN_COST}), SUM({KNOWN_COST} IS NULL) FROM sessions s WHERE {WINDOW} \
+         GROUP BY s.source ORDER BY 2 DESC, 4 DESC, 1"
     );
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt
@@ -295,7 +334,9 @@ fn by_source(conn: &Connection, q: &StatsQuery) -> Result<Vec<SourceStats>> {
                 sessions: count(r, 1)?,
                 messages: count(r, 2)?,
                 total_tokens: count(r, 3)?,
-                cost_usd: money(r, 4)?,
+                cost_usd: known_money(r, 4)?,
+                sessions_unknown_cost: count(r, 5)?,
+                cost_unknown_reason: None,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -313,10 +354,10 @@ fn by_day(conn: &Connection, q: &StatsQuery, series_start: f64) -> Result<Vec<Da
          per_day AS ( \
              SELECT date(s.started_at, 'unixepoch') AS d, COUNT(*) AS n, \
                  SUM(COALESCE(s.message_count, 0)) AS msgs, SUM({TOTAL_TOKENS}) AS tokens, \
-                 SUM({KNOWN_COST}) AS cost \
+                 SUM({KNOWN_COST}) AS cost, SUM({KNOWN_COST} IS NULL) AS unknown \
              FROM sessions s WHERE {WINDOW} GROUP BY 1 \
          ) \
-         SELECT days.d, p.n, p.msgs, p.tokens, p.cost FROM days \
+         SELECT days.d, p.n, p.msgs, p.tokens, p.cost, p.unknown FROM days \
          LEFT JOIN per_day p ON p.d = days.d ORDER BY days.d"
     );
     let mut stmt = conn.prepare(&sql)?;
@@ -327,7 +368,8 @@ fn by_day(conn: &Connection, q: &StatsQuery, series_start: f64) -> Result<Vec<Da
                 sessions: count(r, 1)?,
                 messages: count(r, 2)?,
                 total_tokens: count(r, 3)?,
-                cost_usd: money(r, 4)?,
+                cost_usd: known_money(r, 4)?,
+                sessions_unknown_cost: count(r, 5)?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

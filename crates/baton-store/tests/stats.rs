@@ -43,7 +43,8 @@ fn named_tool_result(call_id: &str, name: &str) -> Message {
 }
 
 /// a: cli, openai/gpt-4o, one second before midnight, 1 h, calls Bash + Read with results.
-/// b: cli, gpt-4o, one second after midnight, 30 min, unknown cost.
+/// b: cli, gpt-4o, one second after midnight, 30 min, no stored cost (priced from its tokens:
+///    100 input + 10 output at gpt-4o's $2.50 / $10 per million = $0.00035).
 /// c: api_server, anthropic/claude-sonnet-4, 3 days ago, still running, actual cost 2.0
 ///    (estimate 1.25), one Bash call without a result row and two Grep results without calls.
 /// old: 40 days ago, outside a 30-day window.
@@ -165,9 +166,11 @@ fn overview_sums_the_sessions_of_the_window() {
     assert_eq!(o.cache_write_tokens, 50);
     assert_eq!(o.reasoning_tokens, 20);
     assert_eq!(o.total_tokens, 6100 + 710 + 300 + 50);
-    // a's estimate plus c's actual cost (which wins over its estimate); b is unknown.
-    assert!((o.cost_usd - 2.5).abs() < 1e-9, "{}", o.cost_usd);
-    assert_eq!(o.sessions_unknown_cost, 1);
+    // a's estimate plus c's actual cost (which wins over its estimate) plus b's tokens priced.
+    let cost = o.cost_usd.unwrap();
+    assert!((cost - 2.50035).abs() < 1e-9, "{cost}");
+    assert_eq!(o.sessions_unknown_cost, 0);
+    assert_eq!(o.cost_unknown_reason, None);
     // Only ended sessions count: a (1 h) and b (30 min).
     assert!((o.total_hours - 1.5).abs() < 1e-6, "{}", o.total_hours);
     assert!((o.avg_duration_secs.unwrap() - 2700.0).abs() < 1e-6);
@@ -193,9 +196,9 @@ fn models_are_merged_without_their_provider_prefix_and_sorted_by_tokens() {
         models,
         [("claude-sonnet-4", 1, 5500, 1), ("gpt-4o", 2, 1660, 2)]
     );
-    assert!((s.by_model[0].cost_usd - 2.0).abs() < 1e-9);
-    assert!((s.by_model[1].cost_usd - 0.5).abs() < 1e-9);
-    assert_eq!(s.by_model[1].sessions_unknown_cost, 1);
+    assert!((s.by_model[0].cost_usd.unwrap() - 2.0).abs() < 1e-9);
+    assert!((s.by_model[1].cost_usd.unwrap() - 0.50035).abs() < 1e-9);
+    assert_eq!(s.by_model[1].sessions_unknown_cost, 0);
 
     let sources: Vec<(&str, u64, u64, u64)> = s
         .by_source
@@ -317,4 +320,93 @@ fn stats_read_a_read_only_store() {
     drop(build(&path));
     let ro = SqliteStore::open_read_only(&path).unwrap();
     assert_eq!(stats(&ro, None).overview.sessions, 3);
+}
+
+/// Sessions without a stored cost: priced from their tokens when the model has a price, and
+/// otherwise unknown with the reason, never a zero.
+#[test]
+fn sessions_without_a_stored_cost_are_priced_or_unknown_with_the_reason() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    // Priced: a dated, prefixed name resolves to claude-sonnet-4-5 ($3 per million input).
+    create(
+        &store,
+        "priced",
+        "cli",
+        "anthropic/claude-sonnet-4-5-20250929",
+    );
+    store
+        .add_usage("priced", &usage(1_000_000, 0, 0, 0), None)
+        .unwrap();
+    // A model the price list does not know.
+    create(&store, "new-model", "cli", "claude-opus-4-6");
+    store
+        .add_usage("new-model", &usage(500, 50, 0, 0), None)
+        .unwrap();
+    // The reference's placeholder: estimate 0 with cost_status 'unknown'.
+    create(&store, "placeholder", "gateway", "mystery-model");
+    store
+        .add_usage("placeholder", &usage(10, 10, 0, 0), Some(0.0))
+        .unwrap();
+    // No usage recorded at all.
+    create(&store, "no-usage", "gateway", "gpt-4o");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE sessions SET cost_status = 'unknown' WHERE id = 'placeholder'",
+        [],
+    )
+    .unwrap();
+    for id in ["priced", "new-model", "placeholder", "no-usage"] {
+        set_times(&path, id, NOW - DAY, None, None);
+    }
+    let s = stats(&store, None);
+
+    let o = &s.overview;
+    assert_eq!(o.cost_usd, Some(3.0));
+    assert_eq!(o.sessions_unknown_cost, 3);
+    assert_eq!(
+        o.cost_unknown_reason.as_deref(),
+        Some(
+            "1 session: no price for model `claude-opus-4-6` (add [pricing.\"claude-opus-4-6\"] to config.toml); \
+             1 session: no price for model `mystery-model` (add [pricing.\"mystery-model\"] to config.toml); \
+             1 session: no token usage recorded"
+        )
+    );
+    let model = |name: &str| s.by_model.iter().find(|m| m.model == name).unwrap();
+    assert_eq!(model("claude-sonnet-4-5-20250929").cost_usd, Some(3.0));
+    assert_eq!(model("claude-opus-4-6").cost_usd, None, "unknown, not $0");
+    assert!(model("claude-opus-4-6").cost_unknown_reason.is_some());
+    assert_eq!(model("gpt-4o").cost_usd, None);
+    let gateway = s.by_source.iter().find(|x| x.source == "gateway").unwrap();
+    assert_eq!((gateway.cost_usd, gateway.sessions_unknown_cost), (None, 2));
+    let day = s.by_day.iter().find(|d| d.sessions == 4).unwrap();
+    assert_eq!((day.cost_usd, day.sessions_unknown_cost), (Some(3.0), 3));
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(
+        json["by_model"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["cost_usd"].is_null())
+    );
+
+    // An override prices the new model.
+    let prices = baton_core::pricing::PriceTable::with_overrides([(
+        "claude-opus-4-6",
+        baton_core::pricing::PriceOverride {
+            input: Some(10.0),
+            output: Some(100.0),
+            ..Default::default()
+        },
+    )])
+    .unwrap();
+    let query = StatsQuery {
+        days: 30,
+        source: None,
+        now: NOW,
+    };
+    let priced = store.stats_priced(&query, &prices).unwrap();
+    let cost = priced.overview.cost_usd.unwrap();
+    assert!((cost - (3.0 + 0.005 + 0.005)).abs() < 1e-9, "{cost}");
+    assert_eq!(priced.overview.sessions_unknown_cost, 2);
 }

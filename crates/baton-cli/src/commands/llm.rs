@@ -6,9 +6,10 @@ use crate::commands::Failure;
 use crate::commands::settings::{FlagValue, Settings};
 use baton_config::Value;
 use baton_core::message::Message;
+use baton_core::pricing::{Cost, PriceTable, UnknownCost, format_usd};
 use baton_core::truncate::group_digits;
 use baton_llm::{
-    ApiKey, ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
+    ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
     ProviderKind, RetryPolicy,
 };
 use clap::Args;
@@ -105,20 +106,15 @@ pub fn provider_from_flags(
             known.join(", ")
         ))
     })?;
-    let key = match api_key_env {
-        Some(var) => Some(ApiKey::from_env(var).ok_or_else(|| {
-            Failure::BadInput(format!(
-                "environment variable {var} (from --api-key-env) is not set or empty"
-            ))
-        })?),
-        None => kind.default_key_env().and_then(ApiKey::from_env),
-    };
     let env_base = matches!(kind, ProviderKind::OpenAi | ProviderKind::Responses)
         .then(|| std::env::var("OPENAI_BASE_URL").ok())
         .flatten()
         .filter(|s| !s.trim().is_empty());
-    let mut config = ProviderConfig::new(kind).api_key(key).http(http);
+    let mut config = ProviderConfig::new(kind).http(http);
     config.base_url = base_url.map(str::to_string).or(env_base);
+    // A server that needs a key and has none is reported here, naming the variable to set,
+    // before any request.
+    let config = config.key_from_env(api_key_env).map_err(llm_failure)?;
     config.build().map_err(llm_failure)
 }
 
@@ -137,6 +133,9 @@ fn http_settings(timeout: u64) -> HttpSettings {
 /// Unreachable servers and bad settings are the user's input (exit 2); the rest exit 1.
 pub fn llm_failure(error: LlmError) -> Failure {
     let text = error.to_string();
+    if let LlmError::MissingApiKey { status: None, .. } = error {
+        return Failure::BadInput(text);
+    }
     match error.kind() {
         ErrorKind::Connect | ErrorKind::InvalidRequest => Failure::BadInput(text),
         ErrorKind::Timeout
@@ -196,6 +195,7 @@ fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
 pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
     let s = &args.server;
     let provider = s.provider(settings)?;
+    let prices = crate::commands::prices::price_table(settings)?;
     let runtime = crate::commands::runtime()?;
     let configured = baton_config::Config::text(&settings.config.model.default).map(|(m, _)| m);
     let model = match args.model.as_ref().or(configured.as_ref()) {
@@ -224,6 +224,7 @@ pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
         .map_err(llm_failure)?;
     let latency = started.elapsed();
     let u = response.usage;
+    let cost = ping_cost(&prices, response.model.as_deref(), &model, &u);
     if s.json {
         let out = json!({
             "provider": provider.name(),
@@ -235,6 +236,9 @@ pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
             "finish_reason": response.finish_reason.as_str(),
             "reply": response.message.text(),
             "usage": u,
+            "cost_usd": cost.as_ref().ok().map(|c| c.usd),
+            "cost": cost.as_ref().ok(),
+            "cost_unknown_reason": cost.as_ref().err().map(ToString::to_string),
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
@@ -255,6 +259,28 @@ pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
         group_digits(u.output),
         group_digits(u.reasoning)
     );
+    match &cost {
+        Ok(c) => println!(
+            "cost: {} (priced as {}, prices of {})",
+            format_usd(c.usd),
+            c.priced_as,
+            c.prices_as_of
+        ),
+        Err(reason) => println!("cost: unknown ({reason})"),
+    }
     println!("reply: {}", response.message.text().trim());
     Ok(())
+}
+
+/// The ping's cost: by the model that answered (often a dated name), else the one asked for.
+fn ping_cost(
+    prices: &PriceTable,
+    answered_by: Option<&str>,
+    asked: &str,
+    usage: &baton_core::usage::CanonicalUsage,
+) -> Result<Cost, UnknownCost> {
+    match answered_by.map(|m| prices.cost(Some(m), usage)) {
+        Some(Ok(cost)) => Ok(cost),
+        _ => prices.cost(Some(asked), usage),
+    }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod io;
 pub mod llm;
 pub mod memory;
+pub mod prices;
 pub mod sessions;
 pub mod settings;
 pub mod summarizer_choice;

@@ -160,13 +160,73 @@ pub fn unmark_summary(message: &mut Message) {
     }
 }
 
-/// Removes in-process metadata keys. Writers call this before sending to a provider (strict
-/// gateways reject unknown keys), never before saving: the store keeps them so a resumed
-/// session still knows which message is a summary.
+/// Whether `key` is internal: Baton's own metadata (`_baton_*`), the reference design's
+/// (`_compressed_summary`), a converter's round-trip notes (`_anthropic`, `_sharegpt`), any
+/// other `_`-prefixed key, and the per-message `meta` object importers fill (the
+/// [`synthetic`](crate::synthetic) flags). No provider schema has such a key, and strict
+/// gateways reject unknown ones, so none of them may be sent.
+pub fn is_internal_key(key: &str) -> bool {
+    key.starts_with('_') || key == crate::synthetic::META_KEY
+}
+
+/// Removes every internal key ([`is_internal_key`]) from the message, its content parts, its
+/// tool calls and their functions: what a provider client calls on the copy it sends. Values
+/// are not searched (a tool's arguments may legitimately hold `_`-keys). Never called before
+/// saving: the store keeps them so a resumed session still knows which message is a summary.
 pub fn strip_internal_keys(message: &mut Message) {
-    message.extra.retain(|key, _| {
-        !key.starts_with(INTERNAL_KEY_PREFIX) && !FOREIGN_INTERNAL_KEYS.contains(&key.as_str())
-    });
+    strip_internal_keys_except(message, None);
+}
+
+/// [`strip_internal_keys`], but `keep` survives at every level: the Anthropic client keeps
+/// its converter's notes (`_anthropic`) for the converter, which consumes them and writes none.
+pub fn strip_internal_keys_except(message: &mut Message, keep: Option<&str>) {
+    let drop = |key: &String| is_internal_key(key) && Some(key.as_str()) != keep;
+    message.extra.retain(|k, _| !drop(k));
+    if let Some(Content::Parts(parts)) = &mut message.content {
+        for part in parts {
+            part.fields_mut().retain(|k, _| !drop(k));
+        }
+    }
+    for call in message.tool_calls.iter_mut().flatten() {
+        call.extra.retain(|k, _| !drop(k));
+        call.function.extra.retain(|k, _| !drop(k));
+    }
+}
+
+/// Removes Baton's (and the reference design's) in-process metadata from the message, and
+/// nothing else: what file writers call, so a compacted file carries its summary in the text
+/// only (recognised again by [`is_summary_message`]) and stays sendable as it is, while the
+/// user's own fields, whatever their names, round-trip.
+pub fn strip_baton_metadata(message: &mut Message) {
+    if has_baton_metadata(message) {
+        message.extra.retain(|k, _| !is_baton_key(k));
+    }
+    strip_synthetic_flag(message);
+}
+
+/// Removes the importers' `meta.synthetic` flag (and `meta` when nothing else is left in it):
+/// a file meant for a provider carries no field the provider's schema lacks, and the flag is
+/// recognised again from the row's text when the file is read back.
+fn strip_synthetic_flag(message: &mut Message) {
+    use crate::synthetic::{META_KEY, SYNTHETIC_FIELD};
+    let Some(Value::Object(meta)) = message.extra.get_mut(META_KEY) else {
+        return;
+    };
+    meta.remove(SYNTHETIC_FIELD);
+    if meta.is_empty() {
+        message.extra.remove(META_KEY);
+    }
+}
+
+/// Whether the message carries any of Baton's (or the reference design's) metadata keys, or
+/// an importer's `meta.synthetic` flag.
+pub fn has_baton_metadata(message: &Message) -> bool {
+    message.extra.keys().any(|k| is_baton_key(k))
+        || crate::synthetic::flagged_kind(message).is_some()
+}
+
+fn is_baton_key(key: &str) -> bool {
+    key.starts_with(INTERNAL_KEY_PREFIX) || FOREIGN_INTERNAL_KEYS.contains(&key)
 }
 
 /// The text after a known leading prefix (left-trimmed), or `None` when `text` does not start
@@ -204,6 +264,25 @@ mod tests {
     use super::*;
     use crate::message::ContentPart;
     use proptest::prelude::*;
+
+    #[test]
+    fn synthetic_flags_are_never_sent_and_never_written_but_a_users_meta_fields_are_kept() {
+        let mut m = Message::user("<command-name>/clear</command-name>");
+        crate::synthetic::mark(&mut m, crate::synthetic::SyntheticKind::SlashCommand);
+        assert!(has_baton_metadata(&m));
+        let mut sent = m.clone();
+        strip_internal_keys(&mut sent);
+        assert!(!sent.extra.contains_key("meta"));
+        let mut written = m.clone();
+        strip_baton_metadata(&mut written);
+        assert!(!written.extra.contains_key("meta"));
+
+        if let Some(Value::Object(meta)) = m.extra.get_mut("meta") {
+            meta.insert("user_field".into(), Value::from(1));
+        }
+        strip_baton_metadata(&mut m);
+        assert_eq!(m.extra["meta"], serde_json::json!({"user_field": 1}));
+    }
 
     #[test]
     fn prefix_stays_on_one_line_and_starts_with_the_shared_tag() {
@@ -290,18 +369,63 @@ mod tests {
     }
 
     #[test]
-    fn strip_internal_keys_removes_only_in_process_metadata() {
-        let mut m = Message::user("x");
+    fn strip_internal_keys_removes_every_underscore_key_at_every_level() {
+        let mut m = Message::assistant_tool_calls(vec![crate::message::ToolCall::function(
+            "c1",
+            "f",
+            r#"{"_arg":1}"#,
+        )]);
+        m.content = Some(Content::Parts(vec![ContentPart::text("x")]));
         mark_summary(&mut m);
         m.extra.insert("_baton_other".into(), Value::Bool(true));
         m.extra
             .insert("_compressed_summary".into(), Value::Bool(true));
         m.extra.insert("_provider_field".into(), Value::Bool(true));
+        m.extra.insert("_anthropic".into(), Value::Bool(true));
         m.extra
             .insert("thought_signature".into(), Value::String("s".into()));
+        if let Some(Content::Parts(parts)) = &mut m.content {
+            parts[0]
+                .fields_mut()
+                .insert("_note".into(), Value::Bool(true));
+        }
+        let calls = m.tool_calls.as_mut().unwrap();
+        calls[0].extra.insert("_x".into(), Value::Bool(true));
+        calls[0]
+            .function
+            .extra
+            .insert("_y".into(), Value::Bool(true));
+
+        let mut keeping = m.clone();
+        strip_internal_keys_except(&mut keeping, Some("_anthropic"));
+        let keys: Vec<&str> = keeping.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["_anthropic", "thought_signature"]);
+
         strip_internal_keys(&mut m);
         let keys: Vec<&str> = m.extra.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["_provider_field", "thought_signature"]);
+        assert_eq!(keys, ["thought_signature"]);
+        let sent = m.to_json();
+        let outside_arguments = sent.replace(r#"\"_arg"#, "");
+        assert!(!outside_arguments.contains("\"_"), "{sent}");
+        assert!(
+            sent.contains(r#"{\"_arg\":1}"#),
+            "arguments untouched: {sent}"
+        );
+    }
+
+    #[test]
+    fn strip_baton_metadata_keeps_the_users_own_fields() {
+        let mut m = Message::user("x");
+        mark_summary(&mut m);
+        m.extra.insert("_baton_other".into(), Value::Bool(true));
+        m.extra.insert(
+            "_compressed_summary_has_user_turn".into(),
+            Value::Bool(true),
+        );
+        m.extra.insert("_dataset_id".into(), Value::from(7));
+        strip_baton_metadata(&mut m);
+        let keys: Vec<&str> = m.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["_dataset_id"]);
     }
 
     #[test]

@@ -22,8 +22,10 @@ pub use error::FormatError;
 pub use load::{LoadError, load_file, parse_document, write_file};
 pub use transcript::{Repaired, Repairs, Transcript, repair_tool_pairing};
 
+use crate::compress::markers::{has_baton_metadata, strip_baton_metadata};
 use crate::conversation::Conversation;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Which conversation schema a file uses.
@@ -228,27 +230,32 @@ impl Document {
         }
     }
 
-    /// Serializes the document in its dialect and layout.
+    /// Serializes the document in its dialect and layout. Baton's in-process metadata
+    /// (`_baton_summary`…) is left out: a written file may be sent to a provider as it is, and
+    /// a summary is recognised again by its text.
     pub fn to_text(&self) -> String {
-        let records = || self.conversations.iter().map(|c| self.record_value(c));
+        let conversations: Vec<Cow<'_, Conversation>> = self
+            .conversations
+            .iter()
+            .map(without_baton_metadata)
+            .collect();
+        let records = || conversations.iter().map(|c| self.record_value(c));
         match self.layout {
             Layout::MessageArray => {
-                let v = self
-                    .conversations
+                let v = conversations
                     .first()
                     .map_or(Value::Array(Vec::new()), |c| self.message_array(c));
                 v.to_string() + "\n"
             }
             Layout::Object => {
-                let v = self.conversations.first().map_or_else(
+                let v = conversations.first().map_or_else(
                     || self.record_value(&Conversation::default()),
                     |c| self.record_value(c),
                 );
                 v.to_string() + "\n"
             }
             Layout::ObjectArray => Value::Array(records().collect()).to_string() + "\n",
-            Layout::MessageLines => self
-                .conversations
+            Layout::MessageLines => conversations
                 .iter()
                 .flat_map(|c| c.messages.iter())
                 .map(|m| m.to_json() + "\n")
@@ -277,6 +284,16 @@ impl Document {
             other => other,
         }
     }
+}
+
+/// `conv` without Baton's in-process message metadata; borrowed when it has none.
+fn without_baton_metadata(conv: &Conversation) -> Cow<'_, Conversation> {
+    if !conv.messages.iter().any(has_baton_metadata) {
+        return Cow::Borrowed(conv);
+    }
+    let mut out = conv.clone();
+    out.messages.iter_mut().for_each(strip_baton_metadata);
+    Cow::Owned(out)
 }
 
 /// Keys converters use for round-trip notes.

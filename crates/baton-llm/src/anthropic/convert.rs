@@ -11,7 +11,9 @@ use crate::errors::LlmError;
 use crate::request::ChatRequest;
 use crate::response::{ChatResponse, FinishReason};
 use baton_core::caching::{apply_cache_layout, strip_cache_markers};
+use baton_core::compress::markers::strip_internal_keys_except;
 use baton_core::conversation::Conversation;
+use baton_core::formats::anthropic::MARKER as ANTHROPIC_NOTES;
 use baton_core::formats::anthropic::{from_anthropic, to_anthropic};
 use baton_core::usage::{ApiShape, normalize_usage};
 use serde_json::{Map, Value, json};
@@ -28,6 +30,15 @@ pub(crate) fn request_body(req: &ChatRequest, stream: bool) -> Value {
         Some(ttl) => apply_cache_layout(&messages, ttl, true),
         None => strip_cache_markers(&messages),
     };
+    // Internal keys (`_baton_summary`, any `_`-key) would be written as message or block
+    // fields, which the Messages API rejects; the converter's own notes are consumed by it.
+    let messages = messages
+        .into_iter()
+        .map(|mut m| {
+            strip_internal_keys_except(&mut m, Some(ANTHROPIC_NOTES));
+            m
+        })
+        .collect();
     let mut conv = Conversation::new(messages);
     if !req.tools.is_empty() {
         conv.tools = Some(req.tools.clone());

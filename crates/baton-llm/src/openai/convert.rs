@@ -6,10 +6,11 @@
 //! `reasoning_content`, provider extensions) for the round trip.
 
 use crate::errors::LlmError;
+use crate::reasoning_models::{is_openai_reasoning_model, takes_sampling_params};
 use crate::request::ChatRequest;
 use crate::response::{ChatResponse, FinishReason};
 use baton_core::caching::{layout_for, strip_cache_markers};
-use baton_core::formats::anthropic::MARKER as ANTHROPIC_NOTES;
+use baton_core::compress::markers::strip_internal_keys;
 use baton_core::message::Message;
 use baton_core::usage::{ApiShape, normalize_usage};
 use serde_json::{Map, Value, json};
@@ -29,18 +30,30 @@ pub(crate) fn request_body(req: &ChatRequest, cache_route: &str, stream: bool) -
     body.insert("model".into(), json!(req.model));
     body.insert(
         "messages".into(),
-        Value::Array(messages.iter().map(wire_message).collect()),
+        Value::Array(messages.into_iter().map(wire_message).collect()),
     );
     if !req.tools.is_empty() {
         body.insert("tools".into(), Value::Array(req.tools.clone()));
     }
+    let reasoning = is_openai_reasoning_model(&req.model);
     if let Some(max) = req.max_output_tokens {
-        body.insert("max_tokens".into(), json!(max));
+        // Reasoning models reject `max_tokens` ("Unsupported parameter … use
+        // 'max_completion_tokens' instead"); other OpenAI-compatible servers may not know the
+        // newer name, so it is sent only where it is required.
+        let key = if reasoning {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(key.into(), json!(max));
     }
-    if let Some(t) = req.temperature {
+    if let Some(t) = req
+        .temperature
+        .filter(|t| takes_sampling_params(&req.model, *t))
+    {
         body.insert("temperature".into(), json!(t));
     }
-    if !req.stop.is_empty() {
+    if !req.stop.is_empty() && !reasoning {
         body.insert("stop".into(), json!(req.stop));
     }
     if stream {
@@ -50,14 +63,12 @@ pub(crate) fn request_body(req: &ChatRequest, cache_route: &str, stream: bool) -
     Value::Object(body)
 }
 
-/// A message as Chat Completions receives it: the canonical JSON without other converters'
-/// round-trip notes.
-pub(crate) fn wire_message(message: &Message) -> Value {
-    let mut value = message.to_value();
-    if let Some(obj) = value.as_object_mut() {
-        obj.remove(ANTHROPIC_NOTES);
-    }
-    value
+/// A message as Chat Completions receives it: the canonical JSON without internal keys
+/// (Baton's metadata such as `_baton_summary`, converters' round-trip notes, any `_`-key),
+/// which strict servers reject.
+pub(crate) fn wire_message(mut message: Message) -> Value {
+    strip_internal_keys(&mut message);
+    message.to_value()
 }
 
 /// Reads a (non-streamed) Chat Completions response.

@@ -13,8 +13,10 @@
 //! `stop` has no Responses equivalent and is not sent.
 
 use crate::errors::LlmError;
+use crate::reasoning_models::takes_sampling_params;
 use crate::request::ChatRequest;
 use crate::response::{ChatResponse, FinishReason};
+use baton_core::compress::markers::strip_internal_keys;
 use baton_core::formats::codex::{REASONING_FORMAT, reasoning_entries};
 use baton_core::message::{Content, ContentPart, FunctionCall, Message, Role, ToolCall};
 use baton_core::usage::{ApiShape, normalize_usage};
@@ -30,7 +32,16 @@ pub(crate) fn request_body(req: &ChatRequest, stream: bool) -> Value {
     if let Some(system) = req.system.as_ref().filter(|s| !s.is_empty()) {
         body.insert("instructions".into(), json!(system));
     }
-    let input: Vec<Value> = req.messages.iter().flat_map(input_items).collect();
+    let input: Vec<Value> = req
+        .messages
+        .iter()
+        .cloned()
+        .flat_map(|mut m| {
+            // Content parts of types this converter does not rewrite are sent as they are.
+            strip_internal_keys(&mut m);
+            input_items(&m)
+        })
+        .collect();
     body.insert("input".into(), Value::Array(input));
     if !req.tools.is_empty() {
         body.insert(
@@ -41,7 +52,10 @@ pub(crate) fn request_body(req: &ChatRequest, stream: bool) -> Value {
     if let Some(max) = req.max_output_tokens {
         body.insert("max_output_tokens".into(), json!(max));
     }
-    if let Some(t) = req.temperature {
+    if let Some(t) = req
+        .temperature
+        .filter(|t| takes_sampling_params(&req.model, *t))
+    {
         body.insert("temperature".into(), json!(t));
     }
     if stream {

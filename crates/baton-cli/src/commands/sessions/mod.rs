@@ -68,7 +68,10 @@ pub enum SessionsCommand {
     Prune(prune::PruneArgs),
 }
 
-pub fn run(args: &SessionsArgs) -> Result<(), Failure> {
+pub fn run(
+    args: &SessionsArgs,
+    settings: &crate::commands::settings::Settings,
+) -> Result<(), Failure> {
     let path = db_path(args.db.as_deref())?;
     if let SessionsCommand::Import(a) = &args.command {
         return import::run(&path, args.json, a);
@@ -82,7 +85,7 @@ pub fn run(args: &SessionsArgs) -> Result<(), Failure> {
         SessionsCommand::Show(a) => show::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Search(a) => search::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Export(a) => export::run(&open_read_only(&path)?, a),
-        SessionsCommand::Stats(a) => stats::run(&open_read_only(&path)?, json, a),
+        SessionsCommand::Stats(a) => stats::run(&open_read_only(&path)?, json, a, settings),
         SessionsCommand::Title(a) => title::run(&path, json, a),
         SessionsCommand::Delete(a) => delete::run(&path, json, a),
         SessionsCommand::Prune(a) => prune::run(&path, json, a),

@@ -1,8 +1,9 @@
 //! `baton sessions stats [--days N] [--source S] [--chart]`.
 
-use super::table::{Column, Table, count, dollars, pairs, width};
+use super::table::{Column, Table, count, pairs, width};
 use super::{chart, json_err, print_json, store_err};
 use crate::commands::Failure;
+use baton_core::pricing::format_usd;
 use baton_store::session::format_utc_minutes;
 use baton_store::{SqliteStore, StatsQuery, UsageStats};
 use clap::Args;
@@ -20,12 +21,18 @@ pub struct StatsArgs {
     pub chart: bool,
 }
 
-pub fn run(store: &SqliteStore, json: bool, args: &StatsArgs) -> Result<(), Failure> {
+pub fn run(
+    store: &SqliteStore,
+    json: bool,
+    args: &StatsArgs,
+    settings: &crate::commands::settings::Settings,
+) -> Result<(), Failure> {
+    let prices = crate::commands::prices::price_table(settings)?;
     let query = StatsQuery {
         source: args.source.clone(),
         ..StatsQuery::last_days(args.days)
     };
-    let stats = store.stats(&query).map_err(store_err)?;
+    let stats = store.stats_priced(&query, &prices).map_err(store_err)?;
     if json {
         print_json(&serde_json::to_value(&stats).map_err(json_err)?);
         return Ok(());
@@ -73,10 +80,7 @@ fn section(title: &str, lines: Vec<String>) {
 
 fn overview(s: &UsageStats, width: usize) -> Vec<String> {
     let o = &s.overview;
-    let mut cost = dollars(o.cost_usd);
-    if o.sessions_unknown_cost > 0 {
-        cost.push_str(&format!(" (+{} unknown)", o.sessions_unknown_cost));
-    }
+    let cost = cost_cell(o.cost_usd, o.sessions_unknown_cost);
     let avg = o
         .avg_duration_secs
         .map_or_else(|| "-".to_string(), |secs| format!("{:.0} min", secs / 60.0));
@@ -102,6 +106,9 @@ fn overview(s: &UsageStats, width: usize) -> Vec<String> {
         ("avg duration", avg),
     ];
     let mut lines = pairs(&items, width.saturating_sub(2));
+    if let Some(reason) = &o.cost_unknown_reason {
+        lines.push(format!("cost unknown for {reason}"));
+    }
     lines.push(format!("sessions started {range} UTC"));
     lines.push(format!(
         "database size {:.1} MB",
@@ -110,11 +117,13 @@ fn overview(s: &UsageStats, width: usize) -> Vec<String> {
     lines
 }
 
-fn cost_cell(cost: f64, unknown: u64, sessions: u64) -> String {
-    match unknown {
-        0 => dollars(cost),
-        n if n == sessions => "unknown".to_string(),
-        n => format!("{} (+{n} unknown)", dollars(cost)),
+/// A known cost, "unknown" when none is (never `$0.0000`), or the known part and how many
+/// sessions it leaves out.
+fn cost_cell(cost: Option<f64>, unknown: u64) -> String {
+    match (cost, unknown) {
+        (None, _) => "unknown".to_string(),
+        (Some(c), 0) => format_usd(c),
+        (Some(c), n) => format!("{} (+{n} unknown)", format_usd(c)),
     }
 }
 
@@ -135,7 +144,7 @@ fn models(s: &UsageStats) -> Table {
             count(m.sessions),
             count(m.total_tokens),
             count(m.tool_calls),
-            cost_cell(m.cost_usd, m.sessions_unknown_cost, m.sessions),
+            cost_cell(m.cost_usd, m.sessions_unknown_cost),
         ]);
     }
     t
@@ -158,7 +167,7 @@ fn sources(s: &UsageStats) -> Table {
             count(x.sessions),
             count(x.messages),
             count(x.total_tokens),
-            dollars(x.cost_usd),
+            cost_cell(x.cost_usd, x.sessions_unknown_cost),
         ]);
     }
     t

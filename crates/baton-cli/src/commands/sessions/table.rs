@@ -29,15 +29,6 @@ pub fn count(n: impl TryInto<usize>) -> String {
     group_digits(n.try_into().unwrap_or(0))
 }
 
-/// A dollar amount: cents for large sums, four decimals below a dollar.
-pub fn dollars(x: f64) -> String {
-    if x >= 1.0 {
-        format!("${x:.2}")
-    } else {
-        format!("${x:.4}")
-    }
-}
-
 /// A column of a [`Table`].
 pub struct Column {
     pub header: &'static str,
@@ -194,8 +185,6 @@ mod tests {
 
     #[test]
     fn money_and_counts() {
-        assert_eq!(dollars(2.5), "$2.50");
-        assert_eq!(dollars(0.0123), "$0.0123");
         assert_eq!(count(-3i64), "0");
         assert_eq!(count(1234i64), "1,234");
     }
