@@ -4,7 +4,7 @@
 // Printing goes through `output` so a closed pipe or a full disk is never a panic.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-/// `println!` to standard output without panicking (see `output`).
+/// `outln!` to standard output without panicking (see `output`).
 macro_rules! outln {
     () => { $crate::output::out(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::output::out(format_args!("{}\n", format_args!($($arg)*))) };
@@ -15,7 +15,7 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::output::out(format_args!($($arg)*)) };
 }
 
-/// `eprintln!` without panicking when standard error is closed.
+/// `errln!` without panicking when standard error is closed.
 macro_rules! errln {
     ($($arg:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($arg)*))) };
 }

@@ -78,7 +78,7 @@ async fn models_lists_ids_and_context_lengths() {
     .await;
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert!(
-        stdout.contains("Qwen/Qwen2.5-7B-Instruct") && stdout.contains("32768"),
+        stdout.contains("Qwen/Qwen2.5-7B-Instruct") && stdout.contains("32,768"),
         "{stdout}"
     );
 }
@@ -179,7 +179,7 @@ async fn ping_prints_latency_and_usage() {
     .await;
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert!(
-        stdout.contains(" ms") && stdout.contains("cache read 3000"),
+        stdout.contains(" ms") && stdout.contains("cache read 3,000"),
         "{stdout}"
     );
 }

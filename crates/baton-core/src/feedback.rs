@@ -7,6 +7,7 @@
 //! never as a compression.
 
 use crate::message::Message;
+use crate::truncate::group_digits;
 use std::fmt;
 
 /// How the compression run ended, as reported by the compressor.
@@ -102,14 +103,15 @@ impl CompressionReport {
                 format!("Compression aborted: {} kept", messages(before))
             }
             CompressionOutcome::Fallback { .. } => format!(
-                "Compressed with fallback context: {before} → {}",
+                "Compressed with fallback context: {} → {}",
+                group_digits(before),
                 messages(after)
             ),
             CompressionOutcome::Summarized if self.unchanged => {
                 format!("Nothing to compress: {} unchanged", messages(before))
             }
             CompressionOutcome::Summarized => {
-                format!("Compressed: {before} → {}", messages(after))
+                format!("Compressed: {} → {}", group_digits(before), messages(after))
             }
         }
     }
@@ -118,12 +120,12 @@ impl CompressionReport {
     /// a no-op whose estimate did not move. Any other run shows both figures, even when they are
     /// equal, so the user sees the estimate was recomputed.
     fn token_line(&self) -> String {
-        let before = group_thousands(self.before_tokens);
+        let before = group_digits(self.before_tokens);
         let size_unchanged = self.unchanged && self.after_tokens == self.before_tokens;
         if size_unchanged || self.outcome == CompressionOutcome::RefusedWouldGrow {
             return format!("Request size: ~{before} tokens (unchanged)");
         }
-        let after = group_thousands(self.after_tokens);
+        let after = group_digits(self.after_tokens);
         match size_change(self.before_tokens, self.after_tokens) {
             Some(change) => format!("Request size: ~{before} → ~{after} tokens ({change})"),
             None => format!("Request size: ~{before} → ~{after} tokens"),
@@ -191,7 +193,7 @@ fn messages(n: usize) -> String {
     if n == 1 {
         "1 message".to_string()
     } else {
-        format!("{n} messages")
+        format!("{} messages", group_digits(n))
     }
 }
 
@@ -199,7 +201,7 @@ fn removed(n: usize) -> String {
     if n == 1 {
         "1 message was removed and".to_string()
     } else {
-        format!("{n} messages were removed and")
+        format!("{} messages were removed and", group_digits(n))
     }
 }
 
@@ -227,19 +229,6 @@ fn size_change(before: u64, after: u64) -> Option<String> {
 fn rounded_percent(part: u64, whole: u64) -> u128 {
     let (part, whole) = (u128::from(part), u128::from(whole));
     (part * 200 + whole) / (whole * 2)
-}
-
-/// `1234567` → `"1,234,567"`.
-fn group_thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -406,12 +395,13 @@ mod tests {
     }
 
     #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(group_thousands(0), "0");
-        assert_eq!(group_thousands(999), "999");
-        assert_eq!(group_thousands(1_000), "1,000");
-        assert_eq!(group_thousands(12_345_678), "12,345,678");
-        assert_eq!(group_thousands(u64::MAX), "18,446,744,073,709,551,615");
+    fn thousands_are_grouped_in_counts_and_tokens() {
+        let f = report(12_345, 1_234, 1_234_567, 123_456).feedback();
+        assert_eq!(f.headline, "Compressed: 12,345 → 1,234 messages");
+        assert_eq!(
+            f.token_line,
+            "Request size: ~1,234,567 → ~123,456 tokens (90% saved)"
+        );
     }
 
     #[test]

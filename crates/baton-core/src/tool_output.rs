@@ -404,8 +404,10 @@ fn existing_content(path: &Path, text: &str) -> Result<Existing, ToolOutputError
 /// Temporary file in the same folder, data, fsync, rename over the target, fsync of the folder:
 /// a reader sees either no file or the whole file, even after a crash.
 ///
-/// The temporary file is created readable by its owner only, and the rename keeps that: tool
-/// output can hold secrets.
+/// The temporary file is created readable by its owner only (0600, whatever the umask), and
+/// the rename keeps that. Unlike the user's own outputs (`formats::write_file` follows the
+/// umask), a spilled result can hold secrets the tool happened to read (a `cat .env`, the
+/// headers of a `curl -v`), so no one else on the machine may read it.
 fn write_atomically(dir: &Path, path: &Path, text: &str) -> Result<(), ToolOutputError> {
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(ToolOutputError::io("create a temporary file in", dir))?;

@@ -102,11 +102,16 @@ pub fn preview(text: &str, max_chars: usize) -> Preview<'_> {
     }
 }
 
-/// `n` with a comma between groups of three digits (`1234567` → `1,234,567`), for counts shown
-/// to models and people.
-pub fn group_digits(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+/// `n` with a comma between groups of three digits (`1234567` → `1,234,567`, `-1234` →
+/// `-1,234`), for counts shown to models and people. Every count Baton prints in text goes
+/// through here, so tables, reports and notices group the same way. Takes any integer type.
+pub fn group_digits(n: impl Into<Groupable>) -> String {
+    let Groupable(n) = n.into();
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
     for (i, d) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
@@ -115,6 +120,21 @@ pub fn group_digits(n: usize) -> String {
     }
     out
 }
+
+/// An integer [`group_digits`] accepts: any of the primitive integer types.
+#[derive(Debug, Clone, Copy)]
+pub struct Groupable(i128);
+
+macro_rules! groupable {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Groupable {
+            fn from(n: $t) -> Self {
+                Groupable(i128::try_from(n).unwrap_or(i128::MAX))
+            }
+        }
+    )*};
+}
+groupable!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, u128);
 
 fn untouched(text: &str, total_chars: usize) -> Truncated<'_> {
     Truncated {
@@ -293,6 +313,9 @@ mod tests {
         assert_eq!(group_digits(999), "999");
         assert_eq!(group_digits(1_000), "1,000");
         assert_eq!(group_digits(1_234_567), "1,234,567");
+        assert_eq!(group_digits(u64::MAX), "18,446,744,073,709,551,615");
+        assert_eq!(group_digits(-1_234_i64), "-1,234");
+        assert_eq!(group_digits(-999_i32), "-999");
     }
 
     #[test]

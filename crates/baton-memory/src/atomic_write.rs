@@ -12,6 +12,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Replaces `path`'s content with `content` atomically and durably.
+///
+/// The result is readable by its owner only (0600, the temporary file's mode, kept by the
+/// rename), unlike Baton's other outputs, which follow the umask: USER.md is a profile of the
+/// user and MEMORY.md collects what the agent learned about their work.
 pub fn write_atomic(path: &Path, content: &str) -> Result<(), MemoryError> {
     let target = resolve_symlink(path);
     let err = |source| MemoryError::Write {

@@ -74,7 +74,13 @@ impl Reasons {
         let parts: Vec<String> = self
             .0
             .iter()
-            .map(|(reason, n)| format!("{n} session{}: {reason}", if *n == 1 { "" } else { "s" }))
+            .map(|(reason, n)| {
+                format!(
+                    "{} session{}: {reason}",
+                    baton_core::truncate::group_digits(*n),
+                    if *n == 1 { "" } else { "s" }
+                )
+            })
             .collect();
         (!parts.is_empty()).then(|| parts.join("; "))
     }

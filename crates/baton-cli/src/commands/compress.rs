@@ -29,8 +29,7 @@ pub struct CompressArgs {
     #[arg(long, conflicts_with = "file")]
     pub session: Option<String>,
 
-    /// Session database for --session (default: $BATON_HOME/state.db, else ~/.baton/state.db).
-    #[arg(long, requires = "session")]
+    #[arg(long, requires = "session", value_name = "PATH", help = crate::commands::sessions::DB_HELP)]
     pub db: Option<PathBuf>,
 
     /// With --session: allow migrating a database of an older schema (e.g. the reference
@@ -92,6 +91,11 @@ pub struct CompressArgs {
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 
+    /// Same as `--report json`: the report as one JSON object per conversation on stderr
+    /// (standard output carries the compacted conversation, unless -o is given).
+    #[arg(long)]
+    pub json: bool,
+
     /// Input format (`auto` detects it from the content): openai, json, object, jsonl, records,
     /// anthropic, sharegpt, or an agent-CLI transcript: claude-code, codex, gemini-cli
     /// (imported as one OpenAI conversation object, which is what the output is written as).
@@ -112,6 +116,17 @@ pub struct CompressArgs {
 pub enum ReportFormat {
     Text,
     Json,
+}
+
+impl CompressArgs {
+    /// The report format: `--json` wins over the default `--report text`.
+    pub fn report_format(&self) -> ReportFormat {
+        if self.json {
+            ReportFormat::Json
+        } else {
+            self.report
+        }
+    }
 }
 
 /// `auto` or a forced format.
@@ -200,7 +215,11 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
 
 /// The result when `[compression] enabled = false` and `--force` was not given: nothing
 /// changes, and the report says why.
-fn disabled(messages: &[baton_core::Message], schema_tokens: u64, by: &str) -> CompressionResult {
+pub(crate) fn disabled(
+    messages: &[baton_core::Message],
+    schema_tokens: u64,
+    by: &str,
+) -> CompressionResult {
     let tokens = messages
         .iter()
         .map(|m| RoughCounter.count_message(m) as u64)
@@ -255,13 +274,23 @@ fn report(
     doc: &Document,
     results: &[(CompressionResult, u64)],
 ) {
-    if args.report == ReportFormat::Text {
+    if args.report_format() == ReportFormat::Text {
+        // A fallback is the one thing the user must not miss: its reason comes first.
+        for (i, (r, _)) in results.iter().enumerate() {
+            if let Some(reason) = fallback_reason(r) {
+                if results.len() > 1 {
+                    errln!("{label} conversation {i}: {reason}");
+                } else {
+                    errln!("{reason}");
+                }
+            }
+        }
         for line in compress_settings::text_lines(resolved) {
             errln!("{line}");
         }
     }
     for (i, (conv, (r, schema_tokens))) in doc.conversations.iter().zip(results).enumerate() {
-        match args.report {
+        match args.report_format() {
             ReportFormat::Json => {
                 let mut report = json_report(r, conv.messages.len());
                 if let Some(obj) = report.as_object_mut() {
@@ -294,6 +323,9 @@ fn report(
     }
 }
 
+/// The report of one conversation: headline, request size, and one `note:` line per step of
+/// the escalation ladder. A fallback's reason is not repeated here: [`fallback_reason`] is
+/// printed first, above the settings.
 pub fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String {
     let outcome = match &r.outcome {
         Outcome::Blocked { reason } | Outcome::Unavailable { reason } => {
@@ -301,10 +333,6 @@ pub fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> Str
                 reason: Some(reason.clone()),
             }
         }
-        _ if r.fallback_used => CompressionOutcome::Fallback {
-            dropped: None,
-            reason: r.escalations.last().cloned(),
-        },
         _ => CompressionOutcome::Summarized,
     };
     let mut text =
@@ -315,10 +343,56 @@ pub fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> Str
     if let Outcome::NoOp { reason } = &r.outcome {
         text.push_str(&format!("\n{reason}"));
     }
+    if r.fallback_used
+        && let Some(by) = &r.summarizer
+    {
+        text.push_str(&format!("\nsummary written by: {by} (fallback)"));
+    }
+    let decisive = r.fallback_used.then(|| decisive_step(r)).flatten();
     for step in &r.escalations {
-        text.push_str(&format!("\nnote: {step}"));
+        if !decisive.is_some_and(|d| std::ptr::eq(d, step)) {
+            text.push_str(&format!("\nnote: {step}"));
+        }
     }
     text
+}
+
+/// The step of the escalation ladder that decided a fallback: the last one that is not about
+/// trimming the extractive summary itself (a gate rejection is followed by a retry, and only
+/// the retry's rejection ends the ladder).
+fn decisive_step(r: &CompressionResult) -> Option<&String> {
+    r.escalations
+        .iter()
+        .rev()
+        .find(|step| !step.starts_with("extractive summary"))
+}
+
+/// Why the configured summarizer's output was not used, in one line that ends with what was
+/// used instead, e.g. "summarizer `exec:foo` failed: exit status: 1; no stderr output; used
+/// the extractive summary". `None` when no fallback happened.
+pub fn fallback_reason(r: &CompressionResult) -> Option<String> {
+    if !r.fallback_used || !r.changed() {
+        return None;
+    }
+    let truncated = r
+        .summarizer
+        .as_deref()
+        .is_some_and(|by| by.contains("truncated"));
+    let used = if truncated {
+        "used the extractive summary, truncated to the budget"
+    } else {
+        "used the extractive summary"
+    };
+    Some(match decisive_step(r) {
+        Some(step) if step.ends_with("used the extractive summary") && !truncated => step.clone(),
+        Some(step) => {
+            let step = step
+                .strip_suffix("; used the extractive summary")
+                .unwrap_or(step);
+            format!("{step}; {used}")
+        }
+        None => format!("the configured summarizer's summary was not used; {used}"),
+    })
 }
 
 pub(crate) fn json_report(r: &CompressionResult, before_messages: usize) -> serde_json::Value {
@@ -330,6 +404,7 @@ pub(crate) fn json_report(r: &CompressionResult, before_messages: usize) -> serd
         "summarized_range": r.summarized_range.as_ref().map(|s| [s.start, s.end]),
         "pruned": r.pruned,
         "fallback_used": r.fallback_used,
+        "fallback_reason": fallback_reason(r),
         "summary": r.summary,
         "outcome": r.outcome,
         "summarizer": r.summarizer,

@@ -6,7 +6,9 @@
 //! chain (its title numbered: "Refactor auth #2"). The original messages stay stored.
 
 use crate::commands::Failure;
-use crate::commands::compress::{CompressArgs, ReportFormat, json_report, text_report};
+use crate::commands::compress::{
+    CompressArgs, ReportFormat, disabled, fallback_reason, json_report, text_report,
+};
 use crate::commands::compress_settings;
 use crate::commands::io::write_output;
 use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
@@ -34,9 +36,19 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
     }
     let messages = store.messages(&tip).map_err(store_err)?;
     if let (Some(by), false) = (&resolved.disabled_by, args.force) {
-        errln!(
-            "session {tip} unchanged: compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
-        );
+        if args.report_format() == ReportFormat::Json {
+            let mut report = json_report(&disabled(&messages, 0, by), messages.len());
+            if let Some(obj) = report.as_object_mut() {
+                obj.insert("settings".into(), compress_settings::json(&resolved));
+                obj.insert("session".into(), tip.clone().into());
+                obj.insert("continuation".into(), serde_json::Value::Null);
+            }
+            errln!("{report}");
+        } else {
+            errln!(
+                "session {tip} unchanged: compression is disabled (compression.enabled = false, from {by}); --force compresses anyway"
+            );
+        }
         return Ok(());
     }
     let mut engine = EngineRegistry::with_builtin()
@@ -69,7 +81,7 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
             .collect();
         write_output(Some(out), &text)?;
     }
-    match args.report {
+    match args.report_format() {
         ReportFormat::Json => {
             let mut report = json_report(&result, messages.len());
             if let Some(obj) = report.as_object_mut() {
@@ -80,6 +92,9 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
             errln!("{report}");
         }
         ReportFormat::Text => {
+            if let Some(reason) = fallback_reason(&result) {
+                errln!("{reason}");
+            }
             for line in compress_settings::text_lines(&resolved) {
                 errln!("{line}");
             }

@@ -7,6 +7,7 @@ use crate::commands::settings::{FlagValue, Settings};
 use baton_config::Value;
 use baton_core::message::Message;
 use baton_core::pricing::{Cost, PriceTable, UnknownCost, format_usd};
+use baton_core::truncate::group_digits;
 use baton_llm::{
     ChatRequest, ErrorKind, HttpSettings, LlmError, ModelInfo, Provider, ProviderConfig,
     ProviderKind, RetryPolicy,
@@ -172,7 +173,11 @@ pub fn run_models(args: &ModelsArgs, settings: &Settings) -> Result<(), Failure>
 }
 
 fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
-    outln!("{} models at {}", models.len(), provider.base_url());
+    outln!(
+        "{} models at {}",
+        group_digits(models.len()),
+        provider.base_url()
+    );
     let width = models
         .iter()
         .map(|m| m.id.chars().count())
@@ -181,7 +186,7 @@ fn print_models_table(provider: &dyn Provider, models: &[ModelInfo]) {
         .max(5);
     outln!("{:<width$}  {:>10}  SOURCE", "MODEL", "CONTEXT");
     for m in models {
-        let context = m.context_length.map_or("?".to_string(), |n| n.to_string());
+        let context = m.context_length.map_or("?".to_string(), group_digits);
         let source = m.context_source.as_deref().unwrap_or("-");
         outln!("{:<width$}  {:>10}  {}", m.id, context, source);
     }
@@ -241,18 +246,18 @@ pub fn run_ping(args: &PingArgs, settings: &Settings) -> Result<(), Failure> {
     outln!(
         "{model} at {}: {} ms ({} attempt{})",
         provider.base_url(),
-        latency.as_millis(),
+        group_digits(latency.as_millis() as u64),
         response.attempts,
         if response.attempts == 1 { "" } else { "s" }
     );
     outln!(
         "usage: input {} + cache read {} + cache write {} = prompt {}; output {} (reasoning {})",
-        u.input,
-        u.cache_read,
-        u.cache_write,
-        u.prompt(),
-        u.output,
-        u.reasoning
+        group_digits(u.input),
+        group_digits(u.cache_read),
+        group_digits(u.cache_write),
+        group_digits(u.prompt()),
+        group_digits(u.output),
+        group_digits(u.reasoning)
     );
     match &cost {
         Ok(c) => outln!(

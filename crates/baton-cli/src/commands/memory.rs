@@ -99,7 +99,7 @@ pub fn run(args: &MemoryArgs, settings: &Settings) -> Result<(), Failure> {
     let io = |e: baton_memory::MemoryError| Failure::Other(e.to_string());
     let outcome = match &args.command {
         MemoryCommand::Show => return show(&store, target, args.json),
-        MemoryCommand::Scan => return scan(&store),
+        MemoryCommand::Scan => return scan(&store, args.json),
         MemoryCommand::Add { content, force } => {
             if *force {
                 store.add_allowing_similar(target, content)
@@ -149,13 +149,32 @@ fn show(store: &MemoryStore, target: Target, json: bool) -> Result<(), Failure> 
     Ok(())
 }
 
-fn scan(store: &MemoryStore) -> Result<(), Failure> {
+fn scan(store: &MemoryStore, json: bool) -> Result<(), Failure> {
     let found = store.scan().map_err(|e| Failure::Other(e.to_string()))?;
-    if found.is_empty() {
+    if json {
+        let flagged: Vec<serde_json::Value> = found
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "target": f.target.as_str(),
+                    "file": f.target.file_name(),
+                    "entry_number": f.number,
+                    "entry": f.entry,
+                    "findings": f.findings.iter().map(|x| serde_json::json!({
+                        "rule": x.rule,
+                        "detail": x.detail,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        outln!("{:#}", serde_json::json!({ "flagged": flagged }));
+    } else if found.is_empty() {
         outln!("No suspicious entries.");
+    }
+    if found.is_empty() {
         return Ok(());
     }
-    for f in &found {
+    for f in found.iter().filter(|_| !json) {
         let rules: Vec<&str> = f.findings.iter().map(|x| x.rule).collect();
         outln!(
             "{} entry {}: {}\n   {}",

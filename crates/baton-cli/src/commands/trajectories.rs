@@ -21,6 +21,7 @@ use baton_core::trajectory::{
     Action, OnError, Pipeline, PipelineError, PipelineOptions, PlanConfig, ProtectFirst,
     RunSummary, StopSignal, TrajectoryCompressor, TrajectoryConfig, TrajectoryMetrics,
 };
+use baton_core::truncate::group_digits;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fs::{File, OpenOptions};
@@ -108,6 +109,11 @@ pub struct CompressTrajectoriesArgs {
     /// Write the aggregate report as JSON to FILE (the text report always goes to stderr).
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
+
+    /// Print the aggregate report as JSON on standard output (the same object as
+    /// --summary-json writes; the text report still goes to stderr).
+    #[arg(long)]
+    pub json: bool,
 
     /// Continue an interrupted run: keep OUT's complete records, skip that many input records.
     #[arg(long)]
@@ -314,8 +320,8 @@ fn resume_point(
     }
     errln!(
         "baton: resuming after {} records ({} input {}) already in {}",
-        point.records_done,
-        point.lines_to_skip,
+        group_digits(point.records_done),
+        group_digits(point.lines_to_skip),
         match layout {
             Layout::JsonLines => "lines",
             Layout::JsonArray => "array elements",
@@ -391,24 +397,33 @@ fn report(
 ) -> Result<(), Failure> {
     let agg = &summary.aggregate;
     if resumed_after > 0 {
-        errln!("(resumed: the {resumed_after} records already done are not counted below)");
+        errln!(
+            "(resumed: the {} records already done are not counted below)",
+            group_digits(resumed_after)
+        );
     }
     errln!("{}", agg.to_text());
     errln!(
         "wrote {} lines to {}",
-        summary.lines_written,
+        group_digits(summary.lines_written),
         output.display()
     );
+    if args.summary_json.is_none() && !args.json {
+        return Ok(());
+    }
+    let mut json = agg.to_json();
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("interrupted".into(), summary.interrupted.into());
+        obj.insert("resumed_after_records".into(), resumed_after.into());
+        obj.insert("output".into(), output.display().to_string().into());
+    }
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     if let Some(path) = &args.summary_json {
-        let mut json = agg.to_json();
-        if let Some(obj) = json.as_object_mut() {
-            obj.insert("interrupted".into(), summary.interrupted.into());
-            obj.insert("resumed_after_records".into(), resumed_after.into());
-            obj.insert("output".into(), output.display().to_string().into());
-        }
-        let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
-        std::fs::write(path, text)
+        std::fs::write(path, &text)
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if args.json {
+        out!("{text}");
     }
     Ok(())
 }
@@ -453,9 +468,10 @@ impl Progress {
         if n % 16 == 1 && !self.bar.is_hidden() {
             let secs = self.started.elapsed().as_secs_f64().max(1e-3);
             self.bar.set_message(format!(
-                "{n} records ({:.0}/s) · {} tokens saved",
+                "{} records ({:.0}/s) · {} tokens saved",
+                group_digits(n),
                 n as f64 / secs,
-                self.saved.get()
+                group_digits(self.saved.get())
             ));
         }
     }

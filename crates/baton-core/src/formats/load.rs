@@ -325,6 +325,12 @@ fn record_as_written(dialect: Dialect, value: Value) -> Result<Conversation, For
 
 /// Writes `text` to `path` atomically (temporary file in the same folder, fsync, rename), so a
 /// crash never leaves a half-written file where the user's data was.
+///
+/// The file gets the permissions any other program's output would: a new file is created with
+/// mode 0666 less the umask (0644 under the usual umask 022), and a replaced file keeps its
+/// mode. A plain temporary file would be 0600, and the rename would carry that over, leaving
+/// compacted conversations and exports unreadable to the group the user shares them with.
+/// (The tool-output spill store keeps 0600 on purpose: see `tool_output`.)
 pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
     let io = |action: &'static str| {
         move |source| LoadError::Io {
@@ -337,7 +343,22 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io("create a temporary file"))?;
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // `open(2)` applies the umask to this mode, exactly as for a file the user creates.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
+        .tempfile_in(dir)
+        .map_err(io("create a temporary file"))?;
+    if let Ok(existing) = std::fs::metadata(path)
+        && existing.is_file()
+    {
+        std::fs::set_permissions(tmp.path(), existing.permissions())
+            .map_err(io("copy the permissions of"))?;
+    }
     tmp.write_all(text.as_bytes()).map_err(io("write"))?;
     tmp.as_file().sync_all().map_err(io("sync"))?;
     tmp.persist(path).map_err(|e| io("replace")(e.error))?;

@@ -7,6 +7,7 @@
 
 use crate::trajectory::plan::Blocked;
 use crate::trajectory::record::RecordFormat;
+use crate::truncate::group_digits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -279,32 +280,36 @@ impl Aggregate {
              turns: {} → {}\n\
              ratio of compressed records: mean {:.4}, p50 {}, p90 {}, p99 {}\n\
              still over the limit: {}",
-            self.records,
-            self.compressed,
-            self.unchanged,
-            self.skipped_under_target,
-            self.malformed_copied + self.malformed_skipped,
-            self.malformed_copied,
-            self.malformed_skipped,
-            self.tokens_before,
-            self.tokens_after,
-            self.tokens_saved(),
+            group_digits(self.records),
+            group_digits(self.compressed),
+            group_digits(self.unchanged),
+            group_digits(self.skipped_under_target),
+            group_digits(self.malformed_copied + self.malformed_skipped),
+            group_digits(self.malformed_copied),
+            group_digits(self.malformed_skipped),
+            group_digits(self.tokens_before),
+            group_digits(self.tokens_after),
+            group_digits(self.tokens_saved()),
             ratio(self.tokens_before as usize, self.tokens_after as usize),
-            self.turns_before,
-            self.turns_after,
+            group_digits(self.turns_before),
+            group_digits(self.turns_after),
             self.mean_ratio(),
             pct(50.0),
             pct(90.0),
             pct(99.0),
-            self.still_over_limit,
+            group_digits(self.still_over_limit),
         );
         for (reason, n) in &self.over_limit_reasons {
-            out.push_str(&format!("\n  {n}: {}", describe_reason(*reason)));
+            out.push_str(&format!(
+                "\n  {}: {}",
+                group_digits(*n),
+                describe_reason(*reason)
+            ));
         }
         if self.summarizer_failures > 0 {
             out.push_str(&format!(
                 "\nsummarizer failures (extractive summary used instead): {}",
-                self.summarizer_failures
+                group_digits(self.summarizer_failures)
             ));
         }
         out

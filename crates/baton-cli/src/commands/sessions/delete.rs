@@ -36,7 +36,10 @@ pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
             if json {
                 print_json(&json!({ "would_delete": targets }));
             } else {
-                outln!("would delete {} session(s):", targets.len());
+                outln!(
+                    "would delete {} session(s):",
+                    super::table::count(targets.len())
+                );
                 for line in describe(&store, &targets)? {
                     outln!("  {line}");
                 }
@@ -65,7 +68,7 @@ pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
     } else {
         outln!(
             "deleted {} session(s): {}",
-            deleted.len(),
+            super::table::count(deleted.len()),
             deleted.join(", ")
         );
     }

@@ -290,9 +290,9 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
     // One line, whatever the number of sessions: `sessions list` shows them.
     outln!(
         "imported {} session(s), {} messages from {} file(s){}{}",
-        fresh.len(),
+        super::table::count(fresh.len()),
         super::table::count(messages),
-        files.len(),
+        super::table::count(files.len()),
         if sources.is_empty() {
             String::new()
         } else {
@@ -301,7 +301,10 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
         if skipped.is_empty() {
             String::new()
         } else {
-            format!("; {} already imported, skipped", skipped.len())
+            format!(
+                "; {} already imported, skipped",
+                super::table::count(skipped.len())
+            )
         }
     );
 }

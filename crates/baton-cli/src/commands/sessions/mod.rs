@@ -1,7 +1,8 @@
 //! `baton sessions`: read a session database (ours, or a reference design `state.db`) and
 //! maintain it. `list`, `show`, `search`, `export` and `stats` never modify the file (nor create
 //! it: on a first run they say there is nothing yet and how to import); `import` and `title`
-//! write, `delete` and `prune` only after `--yes`.
+//! write, `delete` and `prune` only after `--yes`. (`compress --session` writes too: see
+//! [`DB_HELP`].)
 
 mod chart;
 mod delete;
@@ -20,11 +21,17 @@ use baton_store::{SCHEMA_VERSION, SessionStore, SqliteStore, StoreError};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
+/// What every `--db` help says: which commands write the database. One text, so the help of
+/// `sessions` and of `compress --session` cannot disagree.
+pub(crate) const DB_HELP: &str = "Session database (default: $BATON_HOME/state.db, else \
+    ~/.baton/state.db). Writers: `sessions import` (creates it), `sessions title`, `sessions \
+    delete` and `sessions prune` (the last two only with --yes), and `compress --session` (adds \
+    a continuation session; nothing is deleted). `sessions list`, `show`, `search`, `export` \
+    and `stats` never write to it, nor create it.";
+
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// Session database (default: $BATON_HOME/state.db, else ~/.baton/state.db). Only
-    /// `import`, `title`, `delete` and `prune` write to it.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_name = "PATH", help = DB_HELP)]
     pub db: Option<PathBuf>,
 
     /// Print JSON instead of a table.

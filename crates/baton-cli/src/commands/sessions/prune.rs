@@ -37,7 +37,7 @@ pub fn run(path: &Path, json: bool, args: &PruneArgs) -> Result<(), Failure> {
         } else {
             outln!(
                 "would prune {} session(s) older than {} days:",
-                ids.len(),
+                super::table::count(ids.len()),
                 args.older_than
             );
             if !ids.is_empty() {
@@ -62,7 +62,7 @@ pub fn run(path: &Path, json: bool, args: &PruneArgs) -> Result<(), Failure> {
     } else {
         outln!(
             "pruned {} session(s) older than {} days",
-            deleted.len(),
+            super::table::count(deleted.len()),
             args.older_than
         );
         for id in &deleted {

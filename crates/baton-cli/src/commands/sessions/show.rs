@@ -47,7 +47,7 @@ pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failu
         "source {}  model {}  messages {}  tokens in {} / out {} / cache read {} / cache write {} / reasoning {}",
         session.source,
         session.model.as_deref().unwrap_or("-"),
-        session.message_count,
+        count(session.message_count),
         count(session.input_tokens),
         count(session.output_tokens),
         count(session.cache_read_tokens),

@@ -123,7 +123,7 @@ fn cost_cell(cost: Option<f64>, unknown: u64) -> String {
     match (cost, unknown) {
         (None, _) => "unknown".to_string(),
         (Some(c), 0) => format_usd(c),
-        (Some(c), n) => format!("{} (+{n} unknown)", format_usd(c)),
+        (Some(c), n) => format!("{} (+{} unknown)", format_usd(c), count(n)),
     }
 }
 
