@@ -15,6 +15,7 @@ pub mod overflow;
 pub mod pricing;
 pub mod summary;
 pub mod synthetic;
+pub mod terminal_text;
 pub mod token_report;
 pub mod tokens;
 pub mod tool_action;

@@ -3,6 +3,7 @@
 use super::table::{fit, width};
 use super::{json_err, print_json, store_err};
 use crate::commands::Failure;
+use baton_core::terminal_text::escape_controls;
 use baton_store::{SearchQuery, SqliteStore, search};
 use clap::Args;
 
@@ -28,6 +29,10 @@ pub struct SearchArgs {
     /// RFC 3339 time.
     #[arg(long, value_parser = parse_until)]
     pub until: Option<f64>,
+    /// Print stored text exactly as stored, terminal control sequences included. Without it,
+    /// control characters (escape sequences, BEL, …) are shown escaped, e.g. `\x1b`.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 /// Seconds in a day, less the smallest step a stored timestamp takes (a microsecond), so
@@ -73,16 +78,24 @@ pub fn run(store: &SqliteStore, json: bool, args: &SearchArgs) -> Result<(), Fai
         print_json(&serde_json::to_value(&hits).map_err(json_err)?);
         return Ok(());
     }
+    // Stored text may carry escape sequences a terminal would obey; show them, don't run them.
+    let safe = |t: &str| -> String {
+        if args.raw {
+            t.to_string()
+        } else {
+            escape_controls(t).into_owned()
+        }
+    };
     if hits.is_empty() {
-        outln!("no messages match `{}`", args.query);
+        outln!("no messages match `{}`", safe(&args.query));
     }
     let snippet_width = width().saturating_sub(36).max(20);
     for h in hits {
         outln!(
             "{:<24} {:<10} {}",
-            h.session_id,
-            h.role,
-            fit(&h.snippet, snippet_width)
+            safe(&h.session_id),
+            safe(&h.role),
+            fit(&safe(&h.snippet), snippet_width)
         );
     }
     Ok(())

@@ -3,6 +3,7 @@
 use super::table::{count, fit, width};
 use super::{resolve, store_err};
 use crate::commands::Failure;
+use baton_core::terminal_text::escape_controls;
 use baton_store::session::format_utc_minutes;
 use baton_store::{SessionStore, SqliteStore};
 use clap::Args;
@@ -13,6 +14,10 @@ pub struct ShowArgs {
     /// A session id, a title (a compressed conversation's title shows its newest session), or
     /// a unique id prefix.
     pub id: String,
+    /// Print stored text exactly as stored, terminal control sequences included. Without it,
+    /// control characters (escape sequences, BEL, …) are shown escaped, e.g. `\x1b`.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failure> {
@@ -30,12 +35,24 @@ pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failu
         outln!("{value:#}");
         return Ok(());
     }
-    outln!("{}  {}", session.id, session.title.as_deref().unwrap_or(""));
+    // Stored text may carry escape sequences a terminal would obey; show them, don't run them.
+    let safe = |t: &str| -> String {
+        if args.raw {
+            t.to_string()
+        } else {
+            escape_controls(t).into_owned()
+        }
+    };
+    outln!(
+        "{}  {}",
+        safe(&session.id),
+        safe(session.title.as_deref().unwrap_or(""))
+    );
     let ended = match (&session.ended_at, &session.end_reason) {
         (Some(t), reason) => format!(
             "ended {} ({})",
             format_utc_minutes(*t),
-            reason.as_deref().unwrap_or("-")
+            safe(reason.as_deref().unwrap_or("-"))
         ),
         (None, _) => "not ended".to_string(),
     };
@@ -45,8 +62,8 @@ pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failu
     );
     outln!(
         "source {}  model {}  messages {}  tokens in {} / out {} / cache read {} / cache write {} / reasoning {}",
-        session.source,
-        session.model.as_deref().unwrap_or("-"),
+        safe(&session.source),
+        safe(session.model.as_deref().unwrap_or("-")),
         count(session.message_count),
         count(session.input_tokens),
         count(session.output_tokens),
@@ -57,11 +74,11 @@ pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failu
     let text_width = width().saturating_sub(12).max(20);
     for m in &messages {
         let calls: Vec<&str> = m.calls().iter().map(|c| c.function.name.as_str()).collect();
-        let text = if calls.is_empty() {
+        let text = safe(&if calls.is_empty() {
             m.text()
         } else {
             format!("[calls {}] {}", calls.join(", "), m.text())
-        };
+        });
         outln!("{:<11} {}", m.role.as_str(), fit(&text, text_width));
     }
     Ok(())
