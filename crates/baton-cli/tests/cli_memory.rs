@@ -184,3 +184,38 @@ fn scan_flags_hand_edited_entries() {
         ))
         .stderr(predicate::str::contains("1 suspicious entry"));
 }
+
+#[test]
+fn remove_on_a_crlf_file_removes_one_entry_and_names_the_backup() {
+    let h = home();
+    let hp = h.path().to_str().unwrap();
+    let mem = h.path().join("memories");
+    std::fs::create_dir_all(&mem).unwrap();
+    let raw = "Project uses cargo nextest\r\n§\r\nCI runs on Ubuntu 24.04\r\n§\r\nDeploys go through staging";
+    std::fs::write(mem.join("MEMORY.md"), raw).unwrap();
+    let out = baton()
+        .args(["memory", "--home", hp, "remove", "Ubuntu"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Entry removed."))
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    let named = out
+        .lines()
+        .find_map(|l| l.strip_prefix("previous file kept at "))
+        .unwrap_or_else(|| panic!("no backup named in: {out}"));
+    assert_eq!(std::fs::read_to_string(named).unwrap(), raw);
+    let now = std::fs::read_to_string(mem.join("MEMORY.md")).unwrap();
+    assert_eq!(
+        now,
+        "Project uses cargo nextest\r\n§\r\nDeploys go through staging"
+    );
+    baton()
+        .args(["memory", "--home", hp, "show"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1. Project uses cargo nextest"))
+        .stdout(predicate::str::contains("2. Deploys go through staging"));
+}

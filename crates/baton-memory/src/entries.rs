@@ -3,13 +3,66 @@
 //! The delimiter is the full `"\n§\n"`, not a bare `§`, so an entry may itself contain `§`
 //! (and newlines) and still round-trip. Files have no trailing newline; readers tolerate one,
 //! and surrounding whitespace of each entry is insignificant.
+//!
+//! Files edited by hand on Windows arrive with CRLF line ends and often a UTF-8 BOM. Both are
+//! taken off before splitting ([`normalize`]), so such a file holds the same entries as its LF
+//! twin (without this a CRLF file is one entry, and `remove` deletes every fact in it), and
+//! [`LineStyle`] puts them back when the store rewrites the file.
+
+use std::borrow::Cow;
 
 /// What separates two entries in `MEMORY.md` / `USER.md`.
 pub const ENTRY_DELIMITER: &str = "\n§\n";
 
-/// Splits a file's text into entries: each trimmed, empty ones dropped, order kept.
+const BOM: char = '\u{feff}';
+
+/// `raw` without a leading BOM and with CRLF line ends turned into LF.
+pub fn normalize(raw: &str) -> Cow<'_, str> {
+    let text = raw.strip_prefix(BOM).unwrap_or(raw);
+    if text.contains("\r\n") {
+        Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// How a file spelled its line ends and whether it began with a BOM, so a rewrite keeps the
+/// editor's conventions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineStyle {
+    pub bom: bool,
+    pub crlf: bool,
+}
+
+impl LineStyle {
+    /// The style of `raw`: CRLF when any line ends in CRLF.
+    pub fn of(raw: &str) -> LineStyle {
+        LineStyle {
+            bom: raw.starts_with(BOM),
+            crlf: raw.contains("\r\n"),
+        }
+    }
+
+    /// LF text (as [`join`] makes it) in this style.
+    pub fn apply(self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + 3);
+        if self.bom {
+            out.push(BOM);
+        }
+        if self.crlf {
+            out.push_str(&text.replace('\n', "\r\n"));
+        } else {
+            out.push_str(text);
+        }
+        out
+    }
+}
+
+/// Splits a file's text into entries: each trimmed, empty ones dropped, order kept. A BOM and
+/// CRLF line ends are ignored.
 pub fn parse(raw: &str) -> Vec<String> {
-    raw.split(ENTRY_DELIMITER)
+    normalize(raw)
+        .split(ENTRY_DELIMITER)
         .map(str::trim)
         .filter(|e| !e.is_empty())
         .map(str::to_string)
@@ -41,8 +94,9 @@ pub fn dedupe(entries: Vec<String>) -> Vec<String> {
 /// Whether writing `parse(raw)` back would reproduce `raw` up to insignificant whitespace.
 /// When it would not (a hand edit left an empty entry, odd spacing around a delimiter…), the
 /// store keeps a backup of the raw file before its first rewrite, so nothing is lost.
+/// Line-end style and BOM are not content: the store writes them back as they were.
 pub fn round_trips(raw: &str) -> bool {
-    join(&parse(raw)) == raw.trim()
+    join(&parse(raw)) == normalize(raw).trim()
 }
 
 /// The first `max` characters of an entry, with `...` when cut: how candidates are shown.
@@ -74,6 +128,27 @@ mod tests {
         assert_eq!(parse(raw), vec!["one", "two"]);
         assert!(!round_trips(raw));
         assert!(round_trips("one\n§\ntwo\n"));
+    }
+
+    #[test]
+    fn crlf_and_bom_files_hold_the_same_entries_as_lf() {
+        let lf = "one\n§\ntwo\nlines\n§\nthree";
+        let crlf = lf.replace('\n', "\r\n");
+        let bom = format!("\u{feff}{crlf}\r\n");
+        assert_eq!(parse(&crlf), parse(lf));
+        assert_eq!(parse(&bom), parse(lf));
+        assert_eq!(parse(lf).len(), 3);
+        assert!(round_trips(&crlf) && round_trips(&bom));
+        let style = LineStyle::of(&bom);
+        assert_eq!(
+            style,
+            LineStyle {
+                bom: true,
+                crlf: true
+            }
+        );
+        assert_eq!(style.apply(&join(&parse(&bom))), bom.trim_end());
+        assert_eq!(LineStyle::of(lf).apply(lf), lf);
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! - [`tool`] is the `memory` tool: its schema and its JSON handler.
 
 pub mod atomic_write;
+pub mod backup;
 pub mod builtin;
 pub mod entries;
 pub mod error;

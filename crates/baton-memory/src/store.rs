@@ -7,7 +7,8 @@
 //! file untouched.
 
 use crate::atomic_write::write_atomic;
-use crate::entries::{dedupe, join, parse, preview, round_trips};
+use crate::backup::back_up;
+use crate::entries::{LineStyle, dedupe, join, parse, preview, round_trips};
 use crate::error::MemoryError;
 use crate::limits::{Limits, char_count, fraction, usage};
 use crate::lock::FileLock;
@@ -335,11 +336,17 @@ impl MemoryStore {
             Err(refusal) => return Ok(WriteOutcome::Refused(refusal)),
         };
         let mut backup = None;
-        if changed.entries != entries || join(&entries) != raw {
-            if !round_trips(&raw) {
+        let style = LineStyle::of(&raw);
+        let text = style.apply(&join(&changed.entries));
+        if text != raw {
+            // Only a pure append to a file already in canonical form loses nothing; anything
+            // else (a remove, a replace, duplicates dropped, a hand edit normalized) keeps the
+            // previous file beside it first.
+            let appended = round_trips(&raw) && changed.entries.starts_with(&parse(&raw));
+            if !raw.is_empty() && !appended {
                 backup = Some(back_up(&path, &raw)?);
             }
-            write_atomic(&path, &join(&changed.entries))?;
+            write_atomic(&path, &text)?;
         }
         let limit = self.limits.for_target(target);
         Ok(WriteOutcome::Applied(Applied {
@@ -369,20 +376,6 @@ fn read_raw(path: &Path) -> Result<Option<String>, MemoryError> {
             source,
         }),
     }
-}
-
-/// Copies the raw file to `<file>.bak.<unix-nanos>` before a rewrite that would normalize
-/// hand edits away.
-fn back_up(path: &Path, raw: &str) -> Result<PathBuf, MemoryError> {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".bak.{stamp}"));
-    let backup = PathBuf::from(name);
-    write_atomic(&backup, raw)?;
-    Ok(backup)
 }
 
 /// The index of the one entry containing `needle`. Matches that are copies of the first
