@@ -5,7 +5,7 @@
 
 use crate::commands::Failure;
 use crate::commands::compress_settings::{self, Resolved};
-use crate::commands::io::{read_input, write_output};
+use crate::commands::io::{read_input, refuse_same_file, write_output};
 use crate::commands::settings::Settings;
 use crate::commands::summarizer_choice::LlmFlags;
 use baton_core::compress::{CompressionResult, Outcome};
@@ -150,12 +150,9 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
     let resolved = compress_settings::resolve(args, settings, &runtime)?;
     let (label, doc) = read_input(args.file.as_deref(), args.format.0)?;
     if let (Some(out), Some(input)) = (&args.output, &args.file)
-        && same_file(out, input)
+        && input.as_os_str() != "-"
     {
-        return Err(Failure::BadInput(format!(
-            "refusing to overwrite the input file {} with its compacted version; choose another -o path",
-            input.display()
-        )));
+        refuse_same_file(out, input, "input file")?;
     }
     refuse_orphan_results(&label, &doc)?;
     let registry = EngineRegistry::with_builtin();
@@ -258,13 +255,6 @@ fn refuse_orphan_results(label: &str, doc: &Document) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
 }
 
 fn report(

@@ -10,7 +10,7 @@ use crate::commands::compress::{
     CompressArgs, ReportFormat, disabled, fallback_reason, json_report, text_report,
 };
 use crate::commands::compress_settings;
-use crate::commands::io::write_output;
+use crate::commands::io::{refuse_database_output, write_output};
 use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
 use crate::commands::settings::Settings;
 use baton_core::compress::Outcome;
@@ -26,6 +26,9 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
             "no session database at {} (pass --db PATH)",
             path.display()
         )));
+    }
+    if let Some(out) = &args.output {
+        refuse_database_output(out, &path)?;
     }
     let store = open_for_write(&path, args.migrate)?;
     let named = resolve(&store, session)?;

@@ -43,3 +43,53 @@ pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
         }
     }
 }
+
+/// True when `output` already is the file `input` is: the same device and inode, so a hard
+/// link, a symlink or another spelling of the path are all caught (comparing resolved paths
+/// misses hard links, and writing one truncates the input). Only a regular input counts: a
+/// device or pipe given as both (`/dev/null`) holds no data to lose.
+pub fn same_file(output: &Path, input: &Path) -> bool {
+    let (Ok(out), Ok(inp)) = (std::fs::metadata(output), std::fs::metadata(input)) else {
+        return false;
+    };
+    if !inp.is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        out.dev() == inp.dev() && out.ino() == inp.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = out;
+        matches!((output.canonicalize(), input.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    }
+}
+
+/// Refuses (exit 2) to write `output` when it is the file `input` (see [`same_file`]), before
+/// anything is opened for writing. `what` names the input in the message ("input file",
+/// "session database").
+pub fn refuse_same_file(output: &Path, input: &Path, what: &str) -> Result<(), Failure> {
+    if output.as_os_str() != "-" && same_file(output, input) {
+        return Err(Failure::BadInput(format!(
+            "refusing to overwrite {}: that would write over the {what} {} (the same file); choose another path",
+            output.display(),
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
+/// [`refuse_same_file`] for an output written from the session database `db`: the database
+/// and SQLite's files beside it (a replaced WAL or journal loses committed or rolled-back
+/// pages) are all inputs.
+pub fn refuse_database_output(output: &Path, db: &Path) -> Result<(), Failure> {
+    refuse_same_file(output, db, "session database")?;
+    for suffix in ["-wal", "-journal", "-shm"] {
+        let mut side = db.as_os_str().to_os_string();
+        side.push(suffix);
+        refuse_same_file(output, Path::new(&side), "session database file")?;
+    }
+    Ok(())
+}

@@ -9,6 +9,7 @@
 //! (the output then holds only complete records; `--resume` continues).
 
 use crate::commands::Failure;
+use crate::commands::io::{refuse_same_file, same_file, write_output};
 use crate::commands::settings::Settings;
 use crate::commands::summarizer_choice::{self, LlmFlags};
 use baton_core::tokens::Encoding;
@@ -175,13 +176,26 @@ fn compress(args: &CompressTrajectoriesArgs, settings: &Settings) -> Result<(), 
     if args.resume {
         skip = Some(resume_point(args, layout, &output)?);
     }
-    let out = open_for_writing(&output, args.resume)?;
-    let metrics = match &args.metrics {
-        Some(p) => Some(open_for_writing(p, args.resume)?),
-        None => None,
-    };
+    // The input is opened before any output: a file that cannot be read leaves nothing behind.
     let input = open_source(&args.input, layout)
         .map_err(|e| Failure::BadInput(format!("cannot read {input_label}: {e}")))?;
+    let out_existed = std::fs::symlink_metadata(&output).is_ok();
+    let out = open_for_writing(&output, args.resume)?;
+    let metrics = match &args.metrics {
+        Some(p) => match open_for_writing(p, args.resume) {
+            Ok(file) => Some(file),
+            Err(e) => {
+                // Nothing was written: an empty OUT this run created would only make the
+                // rerun refuse because OUT "already exists".
+                if !out_existed {
+                    drop(out);
+                    let _ = std::fs::remove_file(&output);
+                }
+                return Err(e);
+            }
+        },
+        None => None,
+    };
 
     let config = TrajectoryConfig {
         plan: PlanConfig {
@@ -263,10 +277,17 @@ fn check_targets(args: &CompressTrajectoriesArgs, output: &Path) -> Result<(), F
         args.metrics.as_deref(),
         args.summary_json.as_deref(),
     ];
-    for target in targets.into_iter().flatten() {
-        if same_file(target, &args.input) {
+    let outputs: Vec<&Path> = targets.into_iter().flatten().collect();
+    for (i, target) in outputs.iter().enumerate() {
+        refuse_same_file(target, &args.input, "input file")?;
+        // Two outputs on one file would interleave (or truncate) each other's lines.
+        if let Some(other) = outputs[..i]
+            .iter()
+            .find(|o| **o == *target || same_file(target, o))
+        {
             return Err(Failure::BadInput(format!(
-                "refusing to write {} over the input file; choose another path",
+                "{} and {} are the same file; give each output its own path",
+                other.display(),
                 target.display()
             )));
         }
@@ -344,13 +365,6 @@ fn open_for_writing(path: &Path, append: bool) -> Result<File, Failure> {
         .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
 fn pipeline_failure(e: PipelineError, layout: Layout, input: &str, output: &Path) -> Failure {
     match e {
         PipelineError::Malformed { line, message } => Failure::BadInput(format!(
@@ -419,8 +433,7 @@ fn report(
     }
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     if let Some(path) = &args.summary_json {
-        std::fs::write(path, &text)
-            .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))?;
+        write_output(Some(path), &text)?;
     }
     if args.json {
         out!("{text}");

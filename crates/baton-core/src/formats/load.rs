@@ -323,8 +323,17 @@ fn record_as_written(dialect: Dialect, value: Value) -> Result<Conversation, For
     }
 }
 
-/// Writes `text` to `path` atomically (temporary file in the same folder, fsync, rename), so a
-/// crash never leaves a half-written file where the user's data was.
+/// Writes `text` to `path` so a crash never leaves a half-written file where the user's data
+/// was, and so that writing never replaces something that is not a plain file:
+///
+/// - a regular file (or a new one) is replaced atomically: temporary file in the same folder,
+///   fsync, rename;
+/// - a symlink stays a symlink: the file it names is replaced that way (or created);
+/// - anything else (`/dev/null`, a FIFO, a terminal, `/dev/stdout` and other links to a
+///   process's descriptors under `/proc`) is opened and written through. A rename there would
+///   put a regular file in place of the device node or pipe (as root, turning `/dev/null` into
+///   a 0600 file for every program on the machine) or write to a file the descriptor no longer
+///   refers to.
 ///
 /// The file gets the permissions any other program's output would: a new file is created with
 /// mode 0666 less the umask (0644 under the usual umask 022), and a replaced file keeps its
@@ -332,6 +341,72 @@ fn record_as_written(dialect: Dialect, value: Value) -> Result<Conversation, For
 /// compacted conversations and exports unreadable to the group the user shares them with.
 /// (The tool-output spill store keeps 0600 on purpose: see `tool_output`.)
 pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
+    match output_target(path) {
+        Target::Replace(file) => replace_file(path, &file, text),
+        Target::WriteThrough => write_through(path, text),
+    }
+}
+
+/// How `write_file` writes a path.
+enum Target {
+    /// Atomically replace (or create) this regular file: the path itself or, for a symlink,
+    /// the file at the end of its chain of links.
+    Replace(PathBuf),
+    /// Open the path as it is and write into it.
+    WriteThrough,
+}
+
+/// Follows `path`'s chain of symlinks by hand, so that a link living under `/proc` (what
+/// `/dev/stdout` and `/dev/fd/N` lead to) is seen as a descriptor and written through rather
+/// than resolved to a file name whose replacement the descriptor would never see.
+fn output_target(path: &Path) -> Target {
+    /// The kernel's own limit on links followed in one lookup.
+    const MAX_LINKS: usize = 40;
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        let meta = match std::fs::symlink_metadata(&current) {
+            Ok(m) => m,
+            // Nothing there yet (a new file, or a dangling link's target): create it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Target::Replace(current);
+            }
+            // Let opening the path report the problem.
+            Err(_) => return Target::WriteThrough,
+        };
+        if meta.file_type().is_file() {
+            return Target::Replace(current);
+        }
+        if !meta.file_type().is_symlink() {
+            return Target::WriteThrough;
+        }
+        let parent = match current.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if in_proc(&parent) {
+            return Target::WriteThrough;
+        }
+        let Ok(link) = std::fs::read_link(&current) else {
+            return Target::WriteThrough;
+        };
+        current = if link.is_absolute() {
+            link
+        } else {
+            parent.join(link)
+        };
+    }
+    // A loop of links: opening reports it.
+    Target::WriteThrough
+}
+
+/// True for a folder of `/proc` (where links name open descriptors, not files).
+fn in_proc(dir: &Path) -> bool {
+    dir.canonicalize().is_ok_and(|d| d.starts_with("/proc"))
+}
+
+/// Writes into `path` as it is (device, FIFO, descriptor): no temporary file, no rename, no
+/// fsync (which devices and pipes refuse).
+fn write_through(path: &Path, text: &str) -> Result<(), LoadError> {
     let io = |action: &'static str| {
         move |source| LoadError::Io {
             path: path.to_path_buf(),
@@ -339,7 +414,28 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
             source,
         }
     };
-    let dir = match path.parent() {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .create(true)
+        .open(path)
+        .map_err(io("open"))?;
+    file.write_all(text.as_bytes()).map_err(io("write"))?;
+    file.flush().map_err(io("write"))?;
+    Ok(())
+}
+
+/// Atomically replaces the regular file `file` (what `path` names, after its links) with
+/// `text`; errors name `path`, the name the user gave.
+fn replace_file(path: &Path, file: &Path, text: &str) -> Result<(), LoadError> {
+    let io = |action: &'static str| {
+        move |source| LoadError::Io {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
+    };
+    let dir = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
@@ -353,7 +449,7 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
     let mut tmp = builder
         .tempfile_in(dir)
         .map_err(io("create a temporary file"))?;
-    if let Ok(existing) = std::fs::metadata(path)
+    if let Ok(existing) = std::fs::metadata(file)
         && existing.is_file()
     {
         std::fs::set_permissions(tmp.path(), existing.permissions())
@@ -361,6 +457,6 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
     }
     tmp.write_all(text.as_bytes()).map_err(io("write"))?;
     tmp.as_file().sync_all().map_err(io("sync"))?;
-    tmp.persist(path).map_err(|e| io("replace")(e.error))?;
+    tmp.persist(file).map_err(|e| io("replace")(e.error))?;
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! `baton sessions export ID_OR_TITLE`: a session, or its compression chain as one
 //! conversation (`--chain`), or the chain's stored rows as they are (`--chain --raw`).
 
-use super::{resolve, store_err};
+use super::{open_read_only, resolve, store_err};
 use crate::commands::Failure;
-use crate::commands::io::write_output;
-use baton_store::{ExportScope, SqliteStore, StoreError, export_jsonl};
+use crate::commands::io::{refuse_database_output, write_output};
+use baton_store::{ExportScope, StoreError, export_jsonl};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
@@ -25,7 +25,11 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(store: &SqliteStore, args: &ExportArgs) -> Result<(), Failure> {
+pub fn run(db: &Path, args: &ExportArgs) -> Result<(), Failure> {
+    if let Some(out) = &args.output {
+        refuse_database_output(out, db)?;
+    }
+    let store = &open_read_only(db)?;
     let id = resolve(store, &args.id)?;
     let scope = match (args.chain, args.raw) {
         (true, false) => ExportScope::Chain,

@@ -84,7 +84,7 @@ pub fn run(
         SessionsCommand::List(a) => list::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Show(a) => show::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Search(a) => search::run(&open_read_only(&path)?, json, a),
-        SessionsCommand::Export(a) => export::run(&open_read_only(&path)?, a),
+        SessionsCommand::Export(a) => export::run(&path, a),
         SessionsCommand::Stats(a) => stats::run(&open_read_only(&path)?, json, a, settings),
         SessionsCommand::Title(a) => title::run(&path, json, a),
         SessionsCommand::Delete(a) => delete::run(&path, json, a),
