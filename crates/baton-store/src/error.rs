@@ -20,8 +20,9 @@ pub enum StoreError {
     #[error("{path} is not an SQLite database; refusing to open or overwrite it")]
     NotSqlite { path: PathBuf },
 
-    /// The file starts with the SQLite header but SQLite cannot read it (SQLITE_CORRUPT or
-    /// SQLITE_NOTADB while opening it). Nothing is written to it: recovering is the user's call.
+    /// The file starts with the SQLite header but SQLite cannot read it: SQLITE_CORRUPT or
+    /// SQLITE_NOTADB from any statement, or the integrity check an open for writing runs
+    /// first. Nothing is written to it: recovering is the user's call.
     #[error(
         "session database {path} is corrupt ({detail}); it was left untouched. Restore it from \
          a backup, or move it aside (a new database is then created in its place) and try \

@@ -11,6 +11,8 @@ mod codec;
 pub mod continuation;
 pub mod error;
 pub mod export;
+mod immutable;
+mod integrity;
 pub mod lineage;
 pub mod open;
 pub mod preview;

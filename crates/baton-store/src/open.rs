@@ -2,8 +2,11 @@
 //! anything, then set the pragmas and bring the schema up to date.
 
 use crate::error::{Result, StoreError};
+use crate::immutable;
+use crate::integrity;
 use crate::retry::with_write_tx;
 use crate::schema;
+use crate::search::SearchError;
 use rusqlite::{Connection, OpenFlags};
 use std::io::Read;
 use std::path::Path;
@@ -68,30 +71,47 @@ pub(crate) struct Opened {
 /// Opens (creating when allowed) the database at `path`.
 pub(crate) fn open_path(path: &Path, opts: &OpenOptions) -> Result<Opened> {
     check_header(path, opts.read_only)?;
-    open_checked(path, opts).map_err(|e| corrupt_or(e, path))
+    match open_checked(path, opts, None) {
+        Err(e) if opts.read_only && immutable::should_fall_back(&e, path) => {
+            let uri = immutable::immutable_uri(path);
+            open_checked(path, opts, Some(&uri)).map_err(|e| corrupt_or(e, path))
+        }
+        other => other.map_err(|e| corrupt_or(e, path)),
+    }
 }
 
-/// Turns SQLITE_CORRUPT / SQLITE_NOTADB into [`StoreError::Corrupt`] naming the file; other
-/// errors pass through.
+/// Turns SQLITE_CORRUPT / SQLITE_NOTADB, from any statement (a search's too), into
+/// [`StoreError::Corrupt`] naming the file, so a reader that meets a damaged page fails with
+/// a message that says so instead of a bare SQLite error; other errors pass through.
 pub(crate) fn corrupt_or(e: StoreError, path: &Path) -> StoreError {
     match e {
         StoreError::Sqlite(rusqlite::Error::SqliteFailure(ref f, ref msg))
-            if matches!(
-                f.code,
-                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
-            ) =>
+        | StoreError::Search(SearchError::Sqlite {
+            source: rusqlite::Error::SqliteFailure(ref f, ref msg),
+            ..
+        }) if matches!(
+            f.code,
+            rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+        ) =>
         {
             StoreError::Corrupt {
                 path: path.to_path_buf(),
                 detail: msg.clone().unwrap_or_else(|| f.to_string()),
             }
         }
+        // Our writers store only valid UTF-8 text: a text column that is not is a damaged
+        // record whose bytes still parse.
+        StoreError::Sqlite(ref e @ rusqlite::Error::Utf8Error(..)) => StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("a stored text is not valid UTF-8: {e}"),
+        },
         other => other,
     }
 }
 
-/// [`open_path`] after the header check.
-fn open_checked(path: &Path, opts: &OpenOptions) -> Result<Opened> {
+/// [`open_path`] after the header check; `uri`, when given, is opened instead of `path` (the
+/// immutable read-only fallback).
+fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Opened> {
     let flags = if opts.read_only {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
     } else {
@@ -99,8 +119,15 @@ fn open_checked(path: &Path, opts: &OpenOptions) -> Result<Opened> {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
     };
-    let mut conn = Connection::open_with_flags(path, flags)?;
+    let mut conn = match uri {
+        Some(uri) => Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)?,
+        None => Connection::open_with_flags(path, flags)?,
+    };
     conn.busy_timeout(opts.busy_timeout)?;
+    // Every b-tree page a statement reads is checked more thoroughly (cell sizes and
+    // offsets), so a reader meets a damaged page as SQLITE_CORRUPT instead of reading garbage
+    // rows; a per-connection setting, nothing is written.
+    conn.pragma_update(None, "cell_size_check", true)?;
     // Before anything that could write: a newer database is left exactly as it is.
     schema::check_not_newer(&conn, path)?;
     if opts.read_only {
@@ -113,6 +140,8 @@ fn open_checked(path: &Path, opts: &OpenOptions) -> Result<Opened> {
             journal_mode: JournalMode::parse(&mode),
         });
     }
+    // Before anything that writes: a damaged database is refused as it is.
+    integrity::check_before_write(&conn, path)?;
     let journal_mode = apply_wal_with_fallback(&conn)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     with_write_tx(&mut conn, |tx| schema::init(tx, path))?;

@@ -142,8 +142,17 @@ pub(crate) fn db_path(explicit: Option<&Path>) -> Result<PathBuf, Failure> {
 }
 
 fn open_read_only(path: &Path) -> Result<SqliteStore, Failure> {
-    SqliteStore::open_read_only(path)
-        .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))
+    SqliteStore::open_read_only(path).map_err(|e| open_err(path, e))
+}
+
+/// A database that cannot be opened is bad input (exit 2), except a damaged one: that is not
+/// something a different argument fixes, so it fails like any other error (exit 1), with the
+/// store's message naming the file and how to recover.
+fn open_err(path: &Path, e: StoreError) -> Failure {
+    match e {
+        StoreError::Corrupt { .. } => Failure::Other(e.to_string()),
+        other => Failure::BadInput(format!("{}: {other}", path.display())),
+    }
 }
 
 /// Opens the database for writing. Opening read-write migrates an older schema (a reference
@@ -164,7 +173,7 @@ pub(crate) fn open_for_write(path: &Path, migrate: bool) -> Result<SqliteStore, 
             path.display()
         )));
     }
-    SqliteStore::open(path).map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))
+    SqliteStore::open(path).map_err(|e| open_err(path, e))
 }
 
 pub(crate) fn store_err(e: StoreError) -> Failure {
