@@ -10,8 +10,11 @@ use crate::session::{self, NewSession};
 use crate::sqlite::{SqliteStore, add_usage_in_tx, insert_session};
 use baton_core::Message;
 use baton_core::usage::CanonicalUsage;
+use rusqlite::Transaction;
 
-/// One session of a batch: created unless it exists, then its messages appended.
+/// One session of a batch: created unless it exists, then its messages appended
+/// ([`SqliteStore::write_batch`]), or skipped whole if it exists
+/// ([`SqliteStore::write_new_sessions`]).
 #[derive(Debug, Clone)]
 pub struct SessionBatch<'a> {
     pub session: NewSession,
@@ -28,43 +31,88 @@ pub struct SessionBatch<'a> {
 }
 
 impl SqliteStore {
-    /// Creates and fills every session of `batch` in one transaction; all or nothing. Returns
-    /// the session ids in batch order.
+    /// Creates and fills every session of `batch` in one transaction; all or nothing. A
+    /// session that already exists gets the batch's messages appended. Returns the session
+    /// ids in batch order.
     pub fn write_batch(&self, batch: &[SessionBatch<'_>]) -> Result<Vec<String>> {
-        let ids: Vec<String> = batch
-            .iter()
-            .map(|b| b.session.id.clone().unwrap_or_else(session::new_session_id))
-            .collect();
+        let ids = batch_ids(batch);
         self.write(|tx| {
             for (b, id) in batch.iter().zip(&ids) {
-                insert_session(tx, id, &b.session)?;
-                if !b.messages.is_empty() {
-                    let at = b.session.started_at.unwrap_or_else(session::now);
-                    self.append_in_tx(tx, id, b.messages, at)?;
-                }
-                if let Some((usage, calls)) = &b.usage {
-                    add_usage_in_tx(tx, id, usage, None, *calls)?;
-                }
-                if let Some(raw) = &b.title {
-                    let cleaned =
-                        crate::retitle::check_new_title(tx, raw, std::slice::from_ref(id))?;
-                    tx.prepare_cached("UPDATE sessions SET title = ?1 WHERE id = ?2")?
-                        .execute(rusqlite::params![cleaned, id])?;
-                }
-                if let Some(reason) = b.end_reason {
-                    tx.prepare_cached(
-                        "UPDATE sessions SET ended_at = ?1, end_reason = ?2 \
-                         WHERE id = ?3 AND ended_at IS NULL",
-                    )?
-                    .execute(rusqlite::params![
-                        b.ended_at.unwrap_or_else(session::now),
-                        reason,
-                        id
-                    ])?;
-                }
+                write_one(self, tx, b, id)?;
             }
             Ok(())
         })?;
         Ok(ids)
     }
+
+    /// Like [`Self::write_batch`], but a session whose id already exists is left untouched
+    /// (no messages, usage, title or end written) and reported as not stored. Returns, in
+    /// batch order, each session's id and whether this call stored it.
+    ///
+    /// This is the idempotency decision of `sessions import`, and it is taken inside the
+    /// write transaction (under `BEGIN IMMEDIATE`, so no other writer can slip in between the
+    /// check and the insert): several processes importing the same file at once store each
+    /// conversation exactly once, whichever wins. A check made before the transaction would
+    /// let every racer see "not there yet" and append its own copy of the messages.
+    pub fn write_new_sessions(&self, batch: &[SessionBatch<'_>]) -> Result<Vec<(String, bool)>> {
+        let ids = batch_ids(batch);
+        let stored = self.write(|tx| {
+            let mut stored = Vec::with_capacity(batch.len());
+            for (b, id) in batch.iter().zip(&ids) {
+                // Also catches the same id twice in one batch: the first copy is stored.
+                let exists = tx
+                    .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+                    .exists([id])?;
+                if !exists {
+                    write_one(self, tx, b, id)?;
+                }
+                stored.push(!exists);
+            }
+            Ok(stored)
+        })?;
+        Ok(ids.into_iter().zip(stored).collect())
+    }
+}
+
+/// The batch's session ids: the given ones, else fresh ones.
+fn batch_ids(batch: &[SessionBatch<'_>]) -> Vec<String> {
+    batch
+        .iter()
+        .map(|b| b.session.id.clone().unwrap_or_else(session::new_session_id))
+        .collect()
+}
+
+/// Creates (unless it exists) and fills one session of a batch inside `tx`.
+fn write_one(
+    store: &SqliteStore,
+    tx: &Transaction<'_>,
+    b: &SessionBatch<'_>,
+    id: &str,
+) -> Result<()> {
+    insert_session(tx, id, &b.session)?;
+    if !b.messages.is_empty() {
+        let at = b.session.started_at.unwrap_or_else(session::now);
+        store.append_in_tx(tx, id, b.messages, at)?;
+    }
+    if let Some((usage, calls)) = &b.usage {
+        add_usage_in_tx(tx, id, usage, None, *calls)?;
+    }
+    if let Some(raw) = &b.title {
+        let own = [id.to_string()];
+        let cleaned = crate::retitle::check_new_title(tx, raw, &own)?;
+        tx.prepare_cached("UPDATE sessions SET title = ?1 WHERE id = ?2")?
+            .execute(rusqlite::params![cleaned, id])?;
+    }
+    if let Some(reason) = b.end_reason {
+        tx.prepare_cached(
+            "UPDATE sessions SET ended_at = ?1, end_reason = ?2 \
+             WHERE id = ?3 AND ended_at IS NULL",
+        )?
+        .execute(rusqlite::params![
+            b.ended_at.unwrap_or_else(session::now),
+            reason,
+            id
+        ])?;
+    }
+    Ok(())
 }

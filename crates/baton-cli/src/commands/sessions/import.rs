@@ -3,9 +3,10 @@
 //! Anything the loaders read is accepted, including raw Claude Code, Codex and Gemini CLI
 //! transcripts. Each conversation becomes one session, ended with reason `imported`. Its id
 //! is taken from the transcript (Claude Code and Codex session ids) or derived from a hash of
-//! its messages, so importing the same file twice stores it once. Where the transcript logs
-//! them, the session keeps its real start and end times (so pruning by age and daily stats
-//! are right) and the token usage of its API calls.
+//! its messages, so importing the same file twice stores it once, even when several
+//! processes import it at once (the decision is taken inside the write transaction). Where
+//! the transcript logs them, the session keeps its real start and end times (so pruning by
+//! age and daily stats are right) and the token usage of its API calls.
 
 use super::{open_for_write, print_json, store_err};
 use crate::commands::Failure;
@@ -126,8 +127,20 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
         SqliteStore::open(path)
             .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))?
     };
-    let (fresh, skipped) = split_already_imported(&store, planned)?;
-    write(&store, &fresh, args.title.as_deref(), json)?;
+    let (fresh, mut skipped) = split_already_imported(&store, planned)?;
+    // The check above only spares the work of sending what is surely stored already; the
+    // decision is taken again inside each write transaction, where a session another process
+    // stored meanwhile (a race lost) is skipped and counted as already imported.
+    let stored = write(&store, &fresh, args.title.as_deref(), json)?;
+    let mut written = Vec::with_capacity(fresh.len());
+    for (p, was_stored) in fresh.into_iter().zip(stored) {
+        if was_stored {
+            written.push(p);
+        } else {
+            skipped.push(p);
+        }
+    }
+    let fresh = written;
     if let (Some(title), Some(p), true) = (&args.title, skipped.first(), fresh.is_empty()) {
         // Imported before: the title still applies to it.
         store.retitle_chain(&p.id, title).map_err(store_err)?;
@@ -204,17 +217,27 @@ fn split_already_imported(
     Ok((fresh, skipped))
 }
 
-/// Writes the sessions in batches, showing progress on a terminal.
+/// Writes the sessions in batches, showing progress on a terminal. Returns, in order, whether
+/// each was stored (`false`: another writer stored the same id first).
 fn write(
     store: &SqliteStore,
     planned: &[Planned],
     title: Option<&str>,
     json: bool,
-) -> Result<(), Failure> {
+) -> Result<Vec<bool>, Failure> {
     let total: usize = planned.iter().map(|p| p.conversation.messages.len()).sum();
     let progress = progress_bar(total as u64, json);
+    let mut stored = Vec::with_capacity(planned.len());
     let mut batch: Vec<SessionBatch<'_>> = Vec::new();
     let mut pending = 0;
+    let mut flush = |batch: &mut Vec<SessionBatch<'_>>, pending: &mut usize| {
+        let written = store.write_new_sessions(batch).map_err(store_err)?;
+        stored.extend(written.into_iter().map(|(_, was_stored)| was_stored));
+        progress.inc(*pending as u64);
+        batch.clear();
+        *pending = 0;
+        Ok::<(), Failure>(())
+    };
     for p in planned {
         batch.push(SessionBatch {
             session: NewSession {
@@ -232,17 +255,14 @@ fn write(
         });
         pending += p.conversation.messages.len();
         if pending >= BATCH_MESSAGES {
-            store.write_batch(&batch).map_err(store_err)?;
-            progress.inc(pending as u64);
-            batch.clear();
-            pending = 0;
+            flush(&mut batch, &mut pending)?;
         }
     }
     if !batch.is_empty() {
-        store.write_batch(&batch).map_err(store_err)?;
+        flush(&mut batch, &mut pending)?;
     }
     progress.finish_and_clear();
-    Ok(())
+    Ok(stored)
 }
 
 /// A bar of messages written, drawn only when stderr is a terminal (never in `--json` mode,
