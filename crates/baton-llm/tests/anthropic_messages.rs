@@ -63,7 +63,12 @@ async fn complete_reads_thinking_text_and_tool_use_losslessly() {
     assert!(received[0].headers.get("authorization").is_none());
     let body: Value = received[0].body_json().unwrap();
     assert_eq!(body.to_string().matches("cache_control").count(), 4);
-    insta::assert_json_snapshot!("anthropic_request", body);
+    // Snapshotted as serde_json text: insta\'s own serializer would show numbers as
+    // serde_json\'s private `arbitrary_precision` wrapper.
+    insta::assert_snapshot!(
+        "anthropic_request",
+        serde_json::to_string_pretty(&body).unwrap()
+    );
 }
 
 #[tokio::test]

@@ -52,7 +52,12 @@ async fn complete_reads_tool_calls_usage_and_keeps_unknown_fields() {
     let received = server.received_requests().await.unwrap();
     assert_eq!(received[0].headers["authorization"], "Bearer sk-test");
     let body: serde_json::Value = received[0].body_json().unwrap();
-    insta::assert_json_snapshot!("openai_chat_request", body);
+    // Snapshotted as serde_json text: insta\'s own serializer would show numbers as
+    // serde_json\'s private `arbitrary_precision` wrapper.
+    insta::assert_snapshot!(
+        "openai_chat_request",
+        serde_json::to_string_pretty(&body).unwrap()
+    );
 }
 
 #[tokio::test]
@@ -71,7 +76,12 @@ async fn openrouter_claude_route_gets_cache_markers() {
     let body: serde_json::Value = received[0].body_json().unwrap();
     let markers = body.to_string().matches("cache_control").count();
     assert_eq!(markers, 4, "system + last 3 messages: {body}");
-    insta::assert_json_snapshot!("openai_chat_openrouter_cached_request", body);
+    // Snapshotted as serde_json text: insta\'s own serializer would show numbers as
+    // serde_json\'s private `arbitrary_precision` wrapper.
+    insta::assert_snapshot!(
+        "openai_chat_openrouter_cached_request",
+        serde_json::to_string_pretty(&body).unwrap()
+    );
 }
 
 #[tokio::test]
@@ -121,7 +131,12 @@ async fn stream_assembles_text_split_tool_calls_and_final_usage() {
 
     let sent = &server.requests()[0];
     assert_eq!(sent.path, "/chat/completions");
-    insta::assert_json_snapshot!("openai_chat_stream_request", sent.body);
+    // Snapshotted as serde_json text: insta\'s own serializer would show numbers as
+    // serde_json\'s private `arbitrary_precision` wrapper.
+    insta::assert_snapshot!(
+        "openai_chat_stream_request",
+        serde_json::to_string_pretty(&sent.body).unwrap()
+    );
 }
 
 #[tokio::test]

@@ -49,7 +49,12 @@ async fn complete_reads_reasoning_text_function_calls_and_usage_details() {
 
     let received = server.received_requests().await.unwrap();
     let body: Value = received[0].body_json().unwrap();
-    insta::assert_json_snapshot!("responses_request", body);
+    // Snapshotted as serde_json text: insta\'s own serializer would show numbers as
+    // serde_json\'s private `arbitrary_precision` wrapper.
+    insta::assert_snapshot!(
+        "responses_request",
+        serde_json::to_string_pretty(&body).unwrap()
+    );
 }
 
 #[tokio::test]

@@ -8,18 +8,19 @@
 //! the transcript logs them, the session keeps its real start and end times (so pruning by
 //! age and daily stats are right) and the token usage of its API calls.
 
+use super::import_id::session_id;
 use super::{open_for_write, print_json, store_err};
 use crate::commands::Failure;
 use crate::commands::compress::{FormatChoice, parse_format};
 use crate::commands::io::read_input;
 use baton_core::conversation::Conversation;
+use baton_core::formats::Dialect;
 use baton_core::usage::CanonicalUsage;
 use baton_store::session::parse_rfc3339;
 use baton_store::{NewSession, SessionBatch, SessionStore, SqliteStore, end_reason};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -71,6 +72,7 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
             .transcript
             .map(|_| doc.format_name().to_string())
             .unwrap_or_else(|| "import".to_string());
+        let arguments_from_objects = doc.dialect != Dialect::OpenAi || doc.transcript.is_some();
         for (i, conversation) in doc.conversations.into_iter().enumerate() {
             if conversation.messages.is_empty() {
                 continue;
@@ -92,7 +94,7 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string);
             planned.push(Planned {
-                id: session_id(&conversation, i),
+                id: session_id(&conversation, i, arguments_from_objects),
                 source: args
                     .source
                     .clone()
@@ -147,27 +149,6 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
     }
     report(json, &fresh, &skipped);
     Ok(())
-}
-
-/// The transcript's own session id when it has one, else a hash of the messages.
-fn session_id(c: &Conversation, index: usize) -> String {
-    let from_meta = c
-        .meta()
-        .and_then(|m| m.get("session_id"))
-        .and_then(Value::as_str)
-        .filter(|s| !s.trim().is_empty());
-    if let Some(id) = from_meta {
-        return id.to_string();
-    }
-    let mut hasher = Sha256::new();
-    for m in &c.messages {
-        hasher.update(m.to_value().to_string().as_bytes());
-        hasher.update(b"\n");
-    }
-    hasher.update(index.to_le_bytes());
-    let digest = hasher.finalize();
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("import_{hex}")
 }
 
 /// The token usage the transcript logged (`meta.usage`, written by the transcript loaders).

@@ -8,6 +8,7 @@ mod chart;
 mod delete;
 mod export;
 mod import;
+mod import_id;
 mod list;
 mod prune;
 mod search;
