@@ -49,11 +49,14 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 fn might_contain_secret(text: &str) -> bool {
     static SET: LazyLock<Option<regex::RegexSet>> =
         LazyLock::new(|| regex::RegexSet::new(RULES.iter().map(|r| r.regex.as_str())).ok());
-    has_trigger(text)
+    static SHAPES: LazyLock<Option<regex::RegexSet>> =
+        LazyLock::new(|| regex::RegexSet::new(SHAPE_KEYS).ok());
+    let triggered = has_trigger(text)
         && match SET.as_ref() {
             Some(set) => set.is_match(text),
             None => true,
-        }
+        };
+    triggered || SHAPES.as_ref().is_none_or(|set| set.is_match(text))
 }
 
 /// Literals at least one of which every rule's match contains (case-insensitively): provider
@@ -61,7 +64,7 @@ fn might_contain_secret(text: &str) -> bool {
 /// scan runs at memory speed; most text has none of them and skips the rule set entirely.
 /// When a rule is added, its literal must be added here (the planted-secret tests go through
 /// this prefilter, so a missing literal fails them).
-const TRIGGERS: [&str; 29] = [
+const TRIGGERS: [&str; 71] = [
     "sk-",
     "sk_",
     "rk_",
@@ -74,8 +77,18 @@ const TRIGGERS: [&str; 29] = [
     "ghr_",
     "github_pat_",
     "glpat-",
+    "glrt-",
+    "glptt-",
+    "gldt-",
+    "glcbt-",
+    "glft-",
+    "gloas-",
+    "glsoat-",
+    "glagent-",
+    "gr1348941",
     "npm_",
     "xox",
+    "xapp-",
     "hf_",
     "gsk_",
     "akia",
@@ -91,6 +104,38 @@ const TRIGGERS: [&str; 29] = [
     "token",
     "credential",
     "key",
+    "hooks.slack.com",
+    "/api/webhooks/",
+    ":aa",
+    "sg.",
+    "-us",
+    "pypi-",
+    "rubygems_",
+    "dckr_pat_",
+    "hvs.",
+    "hvb.",
+    ".atlasv1.",
+    "hrku-",
+    "_v1_",
+    "shp",
+    "r8_",
+    "gocspx-",
+    "nrak-",
+    "sntry",
+    "atatt3",
+    "lin_api_",
+    "ntn_",
+    "sq0",
+    "$production$",
+    ":apa91b",
+    "dapi",
+    "pmak-",
+    "pul-",
+    "dp.pt.",
+    "q~",
+    "pplx-",
+    "mysql",
+    "mariadb",
 ];
 
 fn has_trigger(text: &str) -> bool {
@@ -316,8 +361,7 @@ fn next_char(text: &str, at: usize) -> usize {
 
 /// Names a secret may have (matched case-insensitively, then confirmed by
 /// [`is_sensitive_name`]).
-const SENSITIVE: &str =
-    r"(?:secret|token|passw(?:or)?d|passphrase|credential|(?:api|private|access|auth)[_.\-]?key)";
+const SENSITIVE: &str = r"(?:secret|token|passw(?:or)?d|pwd|passphrase|credential|(?:api|private|access|auth)[_.\-]?key)";
 /// Characters of a variable, key or flag name.
 const NAME: &str = r"[A-Za-z0-9_.\-]";
 /// A quoted value, captured without its quotes; `\"…\"` is a quoted value inside a string
@@ -327,7 +371,7 @@ const QUOTED: &str =
 
 /// Provider key formats. Each is distinctive enough by its prefix; [`looks_random`] then
 /// rejects lookalikes such as `sk-this-is-a-css-class-name`.
-const PROVIDER_KEYS: [&str; 12] = [
+const PROVIDER_KEYS: [&str; 43] = [
     // OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-), OpenRouter (sk-or-v1-).
     r"(?-u:\b)sk-[A-Za-z0-9_\-]{20,}",
     // Stripe secret and restricted keys, and webhook signing secrets.
@@ -339,7 +383,8 @@ const PROVIDER_KEYS: [&str; 12] = [
     r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}",
     r"(?-u:\b)github_pat_[A-Za-z0-9_]{30,}",
     // GitLab and npm tokens.
-    r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}",
+    r"(?-u:\b)gl(?:pat|rt|ptt|dt|cbt|ft|oas|soat|agent)-[A-Za-z0-9_\-]{20,}",
+    r"(?-u:\b)GR1348941[A-Za-z0-9_\-]{20,}",
     r"(?-u:\b)npm_[A-Za-z0-9]{36,}",
     // Slack bot, app, user, refresh and legacy tokens.
     r"(?-u:\b)xox[baprs]-[A-Za-z0-9\-]{10,}",
@@ -347,7 +392,55 @@ const PROVIDER_KEYS: [&str; 12] = [
     r"(?-u:\b)hf_[A-Za-z0-9]{30,}",
     r"(?-u:\b)gsk_[A-Za-z0-9]{40,}",
     // AWS access key ids (long-term and temporary).
-    r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)",
+    r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?-u:\b)",
+    // Slack app-level tokens.
+    r"(?-u:\b)xapp-[0-9]-[A-Za-z0-9\-]{20,}",
+    // Telegram bot tokens.
+    r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}",
+    // age encryption identities.
+    r"(?-u:\b)AGE-SECRET-KEY-1[0-9A-Z]{58}",
+    // SendGrid, Mailgun, Mailchimp.
+    r"(?-u:\b)SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+    r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)",
+    r"(?-u:\b)[0-9a-f]{32}-us[0-9]{1,2}(?-u:\b)",
+    // PyPI, RubyGems, Docker Hub.
+    r"(?-u:\b)pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}",
+    r"(?-u:\b)rubygems_[0-9a-f]{48}",
+    r"(?-u:\b)dckr_pat_[A-Za-z0-9_\-]{27,}",
+    // HashiCorp Vault and Terraform Cloud.
+    r"(?-u:\b)hv[sb]\.[A-Za-z0-9_\-]{24,}",
+    r"(?-u:\b)[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
+    // Heroku, DigitalOcean, Shopify.
+    r"(?-u:\b)HRKU-[A-Za-z0-9_\-]{30,}",
+    r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}",
+    r"(?-u:\b)shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+    // Replicate, Perplexity, Google OAuth client secrets.
+    r"(?-u:\b)r8_[A-Za-z0-9]{37}",
+    r"(?-u:\b)pplx-[A-Za-z0-9]{40,}",
+    r"(?-u:\b)GOCSPX-[A-Za-z0-9_\-]{28}",
+    // New Relic, Sentry auth tokens, Atlassian, Linear, Notion.
+    r"(?-u:\b)NR(?:AK|II|JS)-[A-Za-z0-9]{27,}",
+    r"(?-u:\b)sntry[su]_[A-Za-z0-9_=+/]{30,}",
+    r"(?-u:\b)ATATT3[A-Za-z0-9_\-=]{50,}",
+    r"(?-u:\b)lin_api_[A-Za-z0-9]{40}",
+    r"(?-u:\b)(?:secret_[A-Za-z0-9]{43}|ntn_[0-9]{11}[A-Za-z0-9]{35})",
+    // Square, PayPal/Braintree, Firebase Cloud Messaging.
+    r"(?-u:\b)sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}",
+    r"(?-u:\b)access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}",
+    r"(?-u:\b)AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}",
+    // Databricks, Postman, Pulumi, Doppler, Azure AD client secrets.
+    r"(?-u:\b)dapi[a-f0-9]{32}(?-u:\b)",
+    r"(?-u:\b)PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+    r"(?-u:\b)pul-[a-f0-9]{40}",
+    r"(?-u:\b)dp\.pt\.[A-Za-z0-9]{43}",
+    r"(?-u:\b)[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
+];
+
+/// Key formats with no fixed literal to prefilter on; a small set of their own is scanned for
+/// every text (Twilio API keys, Discord bot tokens).
+const SHAPE_KEYS: [&str; 2] = [
+    r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)",
+    r"(?-u:\b)[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?-u:\b)",
 ];
 
 /// Every rule, in the order applied: whole blocks first, so later rules never see half a key.
@@ -362,6 +455,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             .iter()
             .map(|p| (p.to_string(), provider_key as _)),
     );
+    specs.extend(
+        SHAPE_KEYS
+            .iter()
+            .map(|p| (p.to_string(), provider_key as _)),
+    );
+    specs.extend(command_line_patterns());
     specs.extend(credential_patterns());
     // A pattern that fails to compile is a bug caught by `every_rule_compiles`; skipping it
     // here keeps a typo from turning into a panic inside a user's session.
@@ -383,6 +482,65 @@ fn pem_pattern() -> String {
     let body_line = r"(?:\r?\n|\\n)(?:[A-Za-z0-9+/=]{16,}|[A-Za-z\-]+: [^\r\n\\]*)?";
     format!(r"(?s){begin}(?:.*?{end}|(?:{body_line})*)")
 }
+
+/// Passwords as people type them: on command lines (`mysql -pSECRET`, `sshpass -p SECRET`,
+/// `curl -u user:pass`), in service connection strings (`AccountKey=…`), in chat webhook URLs,
+/// and in prose ("my password is …", "password: …").
+fn command_line_patterns() -> Vec<Spec> {
+    let bare = r#"(?P<secret>[^\s"'`\-][^\s"'`]*)"#;
+    vec![
+        (
+            format!(
+                r"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb|mariadb-dump)(?-u:\b)[^\n|;&]*?[ \t]-p(?:{QUOTED}|{bare})"
+            ),
+            |_, s| is_secret_literal(s),
+        ),
+        (
+            format!(r"(?-u:\b)sshpass[ \t]+(?:-[A-Za-oq-z]+[ \t]+)*-p[ \t]*(?:{QUOTED}|{bare})"),
+            |_, s| is_secret_literal(s),
+        ),
+        (
+            r#"(?-u:\b)curl(?-u:\b)[^\n|;&]*?[ \t](?:-u|--user)[ \t=]*["']?[^\s:"']+:(?P<secret>[^\s"'@]+)"#
+                .into(),
+            |_, s| is_secret_literal(s),
+        ),
+        (
+            r"(?i)(?-u:\b)(?:Account|SharedAccess)Key[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})".into(),
+            always,
+        ),
+        (
+            r"(?-u:\b)hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_\-]{20,})".into(),
+            always,
+        ),
+        (
+            r"(?-u:\b)discord(?:app)?\.com/api/webhooks/[0-9]+/(?P<secret>[A-Za-z0-9_\-]{30,})".into(),
+            always,
+        ),
+        (
+            r"(?-u:\b)https?://(?P<secret>[0-9a-f]{32})@[A-Za-z0-9.\-]*sentry".into(),
+            always,
+        ),
+        (
+            r#"(?i)(?-u:\b)(?:my|the|our|your|his|her|their|admin|root|db|database|wifi|sudo|user|account|login)[ \t]+(?:password|passwd|passphrase|passcode|pin)[ \t]+(?:is|was|will be)[ \t]*:?[ \t]+["'`]?(?P<secret>[^\s"'`]*[^\s"'`.,;:!?)])"#.into(),
+            |_, s| is_secret_literal(s) && !is_listed(PROSE_WORDS, &s.to_ascii_lowercase()),
+        ),
+        (
+            r#"(?i)(?-u:\b)(?:password|passwd|passphrase)[ \t]*:[ \t]+["'`]?(?P<secret>[^\s"'`]*[^\s"'`.,;:!?)])"#.into(),
+            |_, s| {
+                is_secret_literal(s)
+                    && s.chars().any(|c| !c.is_ascii_alphabetic())
+                    && !looks_like_code(s)
+                    && !is_listed(PROSE_WORDS, &s.to_ascii_lowercase())
+            },
+        ),
+    ]
+}
+
+/// Words that follow "my password is" in prose without being the password.
+const PROSE_WORDS: &str = "a an the not required wrong incorrect correct invalid too being still \
+    now set stored saved hashed empty missing in on for also same different long short weak \
+    strong expired changed this that it just very case what something secret used none null \
+    unknown hidden redacted blank needed optional ignored";
 
 /// Credentials recognised by their surroundings rather than their shape.
 fn credential_patterns() -> Vec<Spec> {
@@ -496,9 +654,11 @@ fn is_sensitive_name(name: &str) -> bool {
         let ends_like_secret = SECRET_WORD_ENDINGS
             .split_ascii_whitespace()
             .any(|end| w.ends_with(end));
+        // `MYSQL_PWD`, `DB_PWD`; `PWD` and `OLDPWD` are the working directory.
+        let qualified_pwd = w == "pwd" && i > 0 && words[i - 1] != "old";
         let qualifies_key =
             is_listed(KEY_QUALIFIERS, w) && words.get(i + 1).is_some_and(|n| n == "key");
-        ends_like_secret || qualifies_key
+        ends_like_secret || qualifies_key || qualified_pwd
     });
     let describes_secret = words.last().is_some_and(|w| is_listed(PROPERTY_WORDS, w))
         || words.first().is_some_and(|w| is_listed(QUANTITY_WORDS, w));
@@ -655,7 +815,10 @@ escaped env value | "run: DEPLOY_TOKEN=\"dpl-77aa91\" ./deploy" | dpl-77aa91
     fn every_rule_compiles() {
         assert_eq!(
             RULES.len(),
-            2 + PROVIDER_KEYS.len() + credential_patterns().len()
+            2 + PROVIDER_KEYS.len()
+                + SHAPE_KEYS.len()
+                + command_line_patterns().len()
+                + credential_patterns().len()
         );
     }
 

@@ -87,9 +87,12 @@ pub fn text_view(text: &str, limits: ViewLimits) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     let head_end = snap_back_to_line(text, text.floor_char_boundary(limits.head_bytes));
-    let tail_start = snap_forward_to_line(
+    let tail_start = past_cut_key_block(
         text,
-        text.ceil_char_boundary(text.len() - limits.tail_bytes),
+        snap_forward_to_line(
+            text,
+            text.ceil_char_boundary(text.len() - limits.tail_bytes),
+        ),
     );
     if tail_start <= head_end {
         return Cow::Borrowed(text);
@@ -137,6 +140,28 @@ fn omitted(view: &str) -> Option<(usize, usize)> {
     let (lines, chars) = inner.split_once(MARKER_LINES)?;
     let num = |s: &str| s.replace(',', "").parse::<usize>().ok();
     Some((num(lines)?, num(chars)?))
+}
+
+/// Moves a tail cut past the end of a private-key block whose BEGIN line the cut leaves out.
+/// Redaction recognizes a key by its BEGIN line; a tail that starts inside the block would
+/// hand the key's last lines and its END line to the summarizer unrecognized. Moving the cut
+/// adds the rest of the block to what the marker counts as omitted, so counts stay exact.
+fn past_cut_key_block(text: &str, tail_start: usize) -> usize {
+    const END: &str = "-----END ";
+    let tail = &text[tail_start..];
+    let Some(end_at) = tail.find(END) else {
+        return tail_start;
+    };
+    let line_end = tail[end_at..]
+        .find('\n')
+        .map_or(tail.len(), |i| end_at + i + 1);
+    let end_line = &tail[end_at..line_end];
+    let ends_key = end_line.contains("PRIVATE KEY") && end_line.trim_end().ends_with("-----");
+    if ends_key && !tail[..end_at].contains("-----BEGIN ") {
+        tail_start + line_end
+    } else {
+        tail_start
+    }
 }
 
 /// Moves a head cut back to just after a newline, when one is within [`SNAP_BYTES`].
@@ -188,6 +213,29 @@ mod tests {
         let v = text_view(&t, ViewLimits::EXTRACTIVE);
         assert!(v.contains(MARKER_OPEN));
         assert_eq!(original_char_count(&v), t.chars().count());
+    }
+
+    #[test]
+    fn a_key_block_cut_at_its_begin_line_is_left_out_of_the_tail() {
+        let key_lines: String = (0..40)
+            .map(|i| format!("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{i:08}KcwggSjAgEAAoIBAQC7\n"))
+            .collect();
+        let t = format!(
+            "{}-----BEGIN OPENSSH PRIVATE KEY-----\n{key_lines}-----END OPENSSH PRIVATE KEY-----\n$ echo done\n",
+            big(2_000)
+        );
+        let v = text_view(&t, ViewLimits::EXTRACTIVE);
+        assert!(!v.contains("MIIEvQIBAD"), "{v}");
+        assert!(!v.contains("-----END"), "{v}");
+        assert!(v.ends_with("$ echo done\n"), "{v}");
+        assert_eq!(original_line_count(&v), t.lines().count());
+        assert_eq!(original_char_count(&v), t.chars().count());
+        // A whole block inside the tail is kept for redaction to replace as a whole.
+        let whole = format!(
+            "{}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            big(2_000)
+        );
+        assert!(text_view(&whole, ViewLimits::EXTRACTIVE).contains("-----BEGIN PRIVATE KEY-----"));
     }
 
     #[test]
