@@ -51,7 +51,12 @@ const PATTERNS: &[(&str, &str, &str)] = &[
     (
         "prompt_injection",
         "a header that announces replacement instructions",
-        r"(^|[\n.!>#*\[(]\s*)(new|updated|revised|real|actual|true|override|secret|hidden)\s+(instructions|directives|orders|system\s+prompt)\s*:|\byour\s+(new|real|true|actual)\s+(task|instructions?|goal|purpose|objective|directive)\s+(is|are)\b",
+        r"(^|[\n.!>#*\[(]\s*)((important|urgent|attention|note)[\s:!-]*)?(new|updated|revised|real|actual|true|override|secret|hidden)\s+(instructions|directives|orders|system\s+prompt)\s*:|\byour\s+(new|real|true|actual)\s+(task|instructions?|goal|purpose|objective|directive)\s+(is|are)\b",
+    ),
+    (
+        "prompt_injection",
+        "an instruction to drop the model's own instructions",
+        r"\b(ignore|disregard|forget|bypass|override)\s+(all\s+)?(of\s+)?(the\s+|your\s+)?(rules|instructions|guidelines|directives)\s+(in|of|from)\s+(your|the)\s+(system\s+)?(prompt|instructions|guidelines)|\b(ignore|forget)\s+(all\s+)?(of\s+)?your\s+(instructions|rules|guidelines|programming|directives|system\s+prompt|training)\b",
     ),
     (
         "role_hijack",
@@ -111,7 +116,7 @@ const PATTERNS: &[(&str, &str, &str)] = &[
     (
         "remote_exec",
         "a command that downloads code and runs it",
-        r"\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]*\|\s*(sudo\s+(-\S+\s+)*)?(ba|z|da|k|c|tc|fi)?sh\b|\b(ba|z|da|k)?sh\s+(-c\s+)?[\x22']?(<\(|\$\()\s*(curl|wget)\b|\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(python[23]?|perl|ruby|node|iex|invoke-expression)\b",
+        r"\b(curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]*\|\s*(sudo\s+(-\S+\s+)*)?(ba|z|da|k|c|tc|fi)?sh\b|\b(ba|z|da|k)?sh\s+(-c\s+)?[\x22']?(<\(|\$\()\s*(curl|wget)\b|\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?(python[23]?|perl|ruby|node|iex|invoke-expression)\b|\b(iex|invoke-expression)\s*[(\x22']*\s*(iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget|\(?\s*new-object\s+(system\.)?net\.webclient)\b",
     ),
     (
         "remote_exec",
