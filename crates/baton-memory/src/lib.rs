@@ -21,6 +21,7 @@ pub mod fence;
 pub mod limits;
 pub mod lock;
 pub mod manager;
+pub mod normalize;
 pub mod outcome;
 pub mod provider;
 pub mod scan;
