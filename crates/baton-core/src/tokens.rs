@@ -270,9 +270,10 @@ impl TokenCounter for BpeCounter {
 /// on 10 MB of one character took 6.8 s and 546 MiB. Runs longer than this are cut into
 /// pieces of at most this many bytes (on char boundaries) and counted piece by piece, so
 /// counting is linear in the input. Text without such a run (all ordinary prose, code, JSON)
-/// is counted exactly as before; a cut run may count at most one token more per cut than an
-/// uncut one (a token never spans the cut), i.e. at most one extra token per 256 bytes of the
-/// run.
+/// is counted exactly as before. A long run is cut at its last letter→digit/punctuation
+/// boundary within each chunk, where both pre-tokenizers end a piece anyway, so base64, URLs
+/// and minified JSON still count exactly; only a 256-byte stretch without such a boundary
+/// (`aaaa…`) is cut mid-piece, which may count at most one extra token per cut.
 pub const BPE_RUN_CHUNK_BYTES: usize = 256;
 
 /// Calls `f` on consecutive pieces of `text` that together are `text`: the whole text when no
@@ -290,13 +291,15 @@ fn for_each_bpe_chunk(text: &str, mut f: impl FnMut(&str)) {
         let end = i + c.len_utf8();
         if end - run_start > BPE_RUN_CHUNK_BYTES {
             // `text[run_start..i]` is a full chunk of a long run: hand over what precedes it
-            // (if anything), then the chunk, and start the next chunk at `i`.
+            // (if anything), then the chunk up to its last piece boundary (so base64, URLs
+            // and minified JSON count exactly), and continue the run from there.
+            let at = last_piece_boundary(&text[run_start..i]).map_or(i, |b| run_start + b);
             if start < run_start {
                 f(&text[start..run_start]);
             }
-            f(&text[run_start..i]);
-            start = i;
-            run_start = i;
+            f(&text[run_start..at]);
+            start = at;
+            run_start = at;
             cut = true;
         }
     }
@@ -305,6 +308,22 @@ fn for_each_bpe_chunk(text: &str, mut f: impl FnMut(&str)) {
     } else if start < text.len() {
         f(&text[start..]);
     }
+}
+
+/// The last offset in `chunk` (not 0) where a letter is followed by an ASCII digit or ASCII
+/// punctuation other than `'`: both tokenizers' pre-tokenizers end a letter piece there and
+/// start a new piece, so cutting there changes no count. `None` for a run without one
+/// (`aaaa…`), which is then cut at the chunk's end.
+fn last_piece_boundary(chunk: &str) -> Option<usize> {
+    let mut prev_letter = false;
+    let mut last = None;
+    for (i, c) in chunk.char_indices() {
+        if i > 0 && prev_letter && (c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '\'')) {
+            last = Some(i);
+        }
+        prev_letter = c.is_alphabetic();
+    }
+    last
 }
 
 /// Tokens one message costs: overhead, content, name, tool-call id, every tool call's name and
@@ -620,6 +639,19 @@ mod tests {
             ["ordinary prose, no long runs"],
             "short runs are not cut"
         );
+    }
+
+    #[test]
+    fn long_runs_with_piece_boundaries_count_exactly() {
+        let counter = BpeCounter(Encoding::O200k);
+        let base64ish: String = (0..3000)
+            .map(|i| ["QUJD", "ZGVm", "/+9a", "x1Y=", "path.rs"][i % 5])
+            .collect();
+        let url = format!("https://example.com/{}", "segment-name/".repeat(200));
+        for text in [base64ish, url] {
+            let uncut = counter.with_bpe(|bpe| bpe.count_ordinary(&text));
+            assert_eq!(counter.count_text(&text), uncut, "{}", &text[..40]);
+        }
     }
 
     #[test]
