@@ -318,12 +318,25 @@ fn last_piece_boundary(chunk: &str) -> Option<usize> {
     let mut prev_letter = false;
     let mut last = None;
     for (i, c) in chunk.char_indices() {
-        if i > 0 && prev_letter && (c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '\'')) {
+        if i > 0 && prev_letter && starts_piece_after_letter(c) {
             last = Some(i);
         }
         prev_letter = c.is_alphabetic();
     }
     last
+}
+
+/// Whether `c` after a letter starts a new pre-tokenizer piece in both o200k and cl100k: a
+/// digit, or punctuation (ASCII other than `'`, General Punctuation, CJK Symbols and
+/// Punctuation such as `、。「」`, fullwidth ASCII punctuation). Marks, which extend a letter
+/// piece, are never in these sets.
+fn starts_piece_after_letter(c: char) -> bool {
+    if c.is_alphabetic() {
+        return false;
+    }
+    c.is_numeric()
+        || (c.is_ascii_punctuation() && c != '\'')
+        || matches!(c, '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{205E}' | '\u{3001}'..='\u{3003}' | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301F}' | '\u{FF01}'..='\u{FF0F}' | '\u{FF1A}'..='\u{FF20}' | '\u{FF3B}'..='\u{FF40}' | '\u{FF5B}'..='\u{FF65}')
 }
 
 /// Tokens one message costs: overhead, content, name, tool-call id, every tool call's name and
@@ -648,7 +661,8 @@ mod tests {
             .map(|i| ["QUJD", "ZGVm", "/+9a", "x1Y=", "path.rs"][i % 5])
             .collect();
         let url = format!("https://example.com/{}", "segment-name/".repeat(200));
-        for text in [base64ish, url] {
+        let japanese = "設定ファイルを読み込んで、テストを実行しました。".repeat(40);
+        for text in [base64ish, url, japanese] {
             let uncut = counter.with_bpe(|bpe| bpe.count_ordinary(&text));
             assert_eq!(counter.count_text(&text), uncut, "{}", &text[..40]);
         }
