@@ -38,7 +38,7 @@ pub use export::{ExportScope, export_jsonl};
 pub use open::{JournalMode, OpenOptions};
 pub use retry::with_write_tx;
 pub use schema::SCHEMA_VERSION;
-pub use search::{SearchError, SearchHit, SearchQuery, search};
+pub use search::{MAX_QUERY_CHARS, SearchError, SearchHit, SearchQuery, search};
 pub use session::{ListedSession, NewSession, Session, SessionFilter, end_reason, new_session_id};
 pub use session_search::{
     EntryDetail, SearchMode, SessionEntry, SessionSearchRequest, SessionSearchResult,

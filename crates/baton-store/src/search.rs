@@ -27,12 +27,24 @@ use crate::snippet::{display_text, window_snippet};
 pub const TERM_CANDIDATE_CAP: i64 = 2000;
 /// Characters of context either side of a match in built snippets.
 pub const SNIPPET_CONTEXT_CHARS: usize = 40;
+/// Largest message content whose snippet FTS5's `snippet()` builds; beyond it the snippet is a
+/// window over the first [`TEXT_SCAN_BYTES`] (`snippet()`'s cost grows with the square of the
+/// number of matches in the message).
+const SNIPPET_FTS_MAX_BYTES: usize = 8 * 1024;
 /// Score weight of a word found only through the trigram supplement.
 const SUPPLEMENT_WEIGHT: f64 = 0.6;
 /// At most this many supplement candidates are verified. Each needs its text read, and the
 /// supplement only catches identifiers glued to CJK text, so the best few hundred by bm25 are
 /// plenty; without a cap a common word costs thousands of row reads at a million messages.
 const SUPPLEMENT_CAP: i64 = 200;
+/// At most this many bytes of one message are examined in Rust (snippet window, occurrence
+/// counting, boundary checks). Work per message is then bounded whatever its size: a 50 MB
+/// message of one repeated word costs the same as a 64 KiB one. A match beyond the window
+/// still ranks the message (the index found it); its snippet is then the message's start.
+pub const TEXT_SCAN_BYTES: usize = 64 * 1024;
+/// Longest accepted query, in characters. Sanitizing and routing are per term, and each term
+/// costs index lookups, so a pasted file as a query is refused with this limit named.
+pub const MAX_QUERY_CHARS: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -99,6 +111,11 @@ pub enum SearchError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error(
+        "search query is {chars} characters long; the limit is {max} characters \
+         (search for a distinctive part of it instead)"
+    )]
+    QueryTooLong { chars: usize, max: usize },
 }
 
 /// How a term matched one message (drives the snippet).
@@ -124,6 +141,13 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
         query: q.text.clone(),
         source,
     };
+    let chars = q.text.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(SearchError::QueryTooLong {
+            chars,
+            max: MAX_QUERY_CHARS,
+        });
+    }
     let parsed = query::parse(&q.text);
     if parsed.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
@@ -162,8 +186,30 @@ struct Row {
 
 impl Row {
     /// The indexed text (same concatenation as the FTS triggers).
+    /// Only the first [`TEXT_SCAN_BYTES`] of it, so per-message work is bounded.
     fn haystack(&self) -> String {
-        format!("{} {} {}", self.content, self.tool_name, self.tool_calls)
+        let full = self.content.len() + self.tool_name.len() + self.tool_calls.len() + 2;
+        if full <= TEXT_SCAN_BYTES {
+            return format!("{} {} {}", self.content, self.tool_name, self.tool_calls);
+        }
+        let mut s = String::with_capacity(TEXT_SCAN_BYTES);
+        for part in [
+            self.content.as_str(),
+            self.tool_name.as_str(),
+            self.tool_calls.as_str(),
+        ] {
+            if !s.is_empty() {
+                s.push(' ');
+            }
+            s.push_str(bounded_prefix(
+                part,
+                TEXT_SCAN_BYTES.saturating_sub(s.len()),
+            ));
+            if s.len() >= TEXT_SCAN_BYTES {
+                break;
+            }
+        }
+        s
     }
 }
 
@@ -500,7 +546,10 @@ impl Searcher<'_> {
             .filter(|(_, h)| h.get(&id).is_some_and(|x| x.via == Via::Fts))
             .map(|(t, _)| t.fts5())
             .collect();
-        if !fts_terms.is_empty() {
+        // FTS5's snippet() scores every phrase instance against every other one: a message
+        // with a term 40,000 times took 6 s. Long messages get a window built in Rust from
+        // their bounded haystack instead.
+        if !fts_terms.is_empty() && row.content.len() <= SNIPPET_FTS_MAX_BYTES {
             let s: Option<String> = self
                 .conn
                 .query_row(
@@ -536,20 +585,21 @@ impl Searcher<'_> {
     /// raw JSON with escaped quotes. A word is looked for at a word boundary first.
     fn call_snippet(id: i64, row: &Row, terms: &[(Term, TermHits)]) -> String {
         let text = display_text(&row.content, &row.tool_name, &row.tool_calls);
+        let text = bounded_prefix(&text, TEXT_SCAN_BYTES);
         let matched = terms.iter().filter(|(_, h)| h.contains_key(&id));
         let bounded = matched.clone().find_map(|(t, _)| {
             (t.route() == Route::Word)
-                .then(|| find_match(&text, &t.text, Some(t.prefix)))
+                .then(|| find_match(text, &t.text, Some(t.prefix)))
                 .flatten()
         });
         let range = bounded.or_else(|| {
             matched
                 .clone()
-                .find_map(|(t, _)| find_match(&text, &t.text, None))
+                .find_map(|(t, _)| find_match(text, &t.text, None))
         });
         match range {
-            Some(range) => window_snippet(&text, range, SNIPPET_CONTEXT_CHARS),
-            None => window_snippet(&text, (0, 0), 2 * SNIPPET_CONTEXT_CHARS),
+            Some(range) => window_snippet(text, range, SNIPPET_CONTEXT_CHARS),
+            None => window_snippet(text, (0, 0), 2 * SNIPPET_CONTEXT_CHARS),
         }
     }
 }
@@ -564,6 +614,18 @@ fn normalise_into(hits: &mut TermHits, raw: Vec<(i64, f64)>, weight: f64, via: V
             *e = TermHit { score, via };
         }
     }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
+pub(crate) fn bounded_prefix(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 fn fold(c: char) -> char {
@@ -631,6 +693,28 @@ mod unit {
         assert!(find_match("the deployment", "deploy", Some(false)).is_none());
         assert!(find_match("the deployment", "deploy", Some(true)).is_some());
         assert!(find_match("redeploy now", "deploy", Some(true)).is_none());
+    }
+
+    #[test]
+    fn the_text_examined_per_message_is_bounded_and_char_safe() {
+        let row = Row {
+            content: "é".repeat(100_000),
+            tool_name: "terminal".into(),
+            tool_calls: "x".repeat(100_000),
+        };
+        let hay = row.haystack();
+        assert!(hay.len() <= TEXT_SCAN_BYTES, "{}", hay.len());
+        assert!(
+            hay.len() > TEXT_SCAN_BYTES - 4,
+            "the window is used, not dropped"
+        );
+        let small = Row {
+            content: "a".into(),
+            tool_name: "b".into(),
+            tool_calls: "c".into(),
+        };
+        assert_eq!(small.haystack(), "a b c", "short rows are unchanged");
+        assert_eq!(bounded_prefix("aé", 2), "a");
     }
 
     #[test]

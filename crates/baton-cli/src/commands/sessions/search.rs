@@ -64,6 +64,17 @@ fn parse_time(text: &str, into_day: f64) -> Result<f64, String> {
 }
 
 pub fn run(store: &SqliteStore, json: bool, args: &SearchArgs) -> Result<(), Failure> {
+    // An over-long query is the user's input being wrong (exit 2), not a store failure.
+    let chars = args.query.chars().count();
+    if chars > baton_store::MAX_QUERY_CHARS {
+        return Err(Failure::BadInput(
+            baton_store::SearchError::QueryTooLong {
+                chars,
+                max: baton_store::MAX_QUERY_CHARS,
+            }
+            .to_string(),
+        ));
+    }
     let mut q = SearchQuery::new(&args.query);
     q.limit = args.limit;
     q.roles = args.role.clone();
