@@ -13,6 +13,13 @@ use crate::title;
 use baton_core::Message;
 use rusqlite::{OptionalExtension, params};
 
+/// What a continuation sets itself instead of inheriting from its parent (`None` inherits).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildSettings {
+    pub system_prompt: Option<String>,
+    pub model: Option<String>,
+}
+
 impl SqliteStore {
     /// Ends `parent_id` with reason `compression` and starts its continuation holding
     /// `messages`. The child inherits source, model and system prompt, and the parent's title
@@ -21,6 +28,18 @@ impl SqliteStore {
     /// A parent that already has a continuation is refused (compress its tip instead). A
     /// parent that ended for another reason keeps its end time and is marked `compression`.
     pub fn start_continuation(&self, parent_id: &str, messages: &[Message]) -> Result<String> {
+        self.start_continuation_with(parent_id, messages, &ChildSettings::default())
+    }
+
+    /// [`SqliteStore::start_continuation`] with what the child does not inherit: the agent
+    /// rebuilds its system prompt at each compaction (a fresh memory snapshot), and a model
+    /// switch may have happened since the parent started.
+    pub fn start_continuation_with(
+        &self,
+        parent_id: &str,
+        messages: &[Message],
+        settings: &ChildSettings,
+    ) -> Result<String> {
         let child_id = session::new_session_id();
         self.write(|tx| {
             let parent = tx
@@ -67,8 +86,8 @@ impl SqliteStore {
             let child = NewSession {
                 id: Some(child_id.clone()),
                 source,
-                model,
-                system_prompt,
+                model: settings.model.clone().or(model),
+                system_prompt: settings.system_prompt.clone().or(system_prompt),
                 parent_session_id: Some(parent_id.to_string()),
                 started_at: Some(now.max(ended)),
             };

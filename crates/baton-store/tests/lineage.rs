@@ -231,3 +231,30 @@ fn start_continuation_ends_the_parent_and_continues_its_chain_atomically() {
         "{unknown}"
     );
 }
+
+#[test]
+fn a_continuation_can_carry_its_own_system_prompt_and_model() {
+    let store = baton_store::SqliteStore::open_in_memory().unwrap();
+    let parent = store
+        .create_session(baton_store::NewSession {
+            system_prompt: Some("prompt with memory v1".into()),
+            model: Some("big-model".into()),
+            ..baton_store::NewSession::new("cli")
+        })
+        .unwrap();
+    store
+        .append_messages(&parent, &[baton_core::Message::user("hi")])
+        .unwrap();
+    let settings = baton_store::continuation::ChildSettings {
+        system_prompt: Some("prompt with memory v2".into()),
+        model: None,
+    };
+    let child = store
+        .start_continuation_with(&parent, &[baton_core::Message::user("[summary]")], &settings)
+        .unwrap();
+    let c = store.get_session(&child).unwrap().unwrap();
+    assert_eq!(c.system_prompt.as_deref(), Some("prompt with memory v2"));
+    assert_eq!(c.model.as_deref(), Some("big-model"), "unset fields inherit");
+    let p = store.get_session(&parent).unwrap().unwrap();
+    assert_eq!(p.system_prompt.as_deref(), Some("prompt with memory v1"));
+}
