@@ -10,13 +10,31 @@
 //! each compaction into a session boundary in the store. Nothing is deleted: compaction changes
 //! what the model sees, never what is stored.
 
+pub mod agent;
 pub mod approval;
+pub mod compaction;
+pub mod config;
+pub mod error;
+pub mod estimate;
 pub mod event;
 pub mod interrupt;
+pub mod live_session;
+pub mod prompt_source;
+pub mod recovery;
 pub mod tool;
+mod tool_exec;
 pub mod tools;
+pub mod totals;
+pub mod turn;
 
+pub use agent::{Agent, AgentBuilder};
 pub use approval::{Approval, Approver};
+pub use compaction::Trigger;
+pub use config::AgentConfig;
+pub use error::AgentError;
 pub use event::AgentEvent;
 pub use interrupt::Interrupt;
+pub use prompt_source::{FixedPrompt, SystemPromptSource};
 pub use tool::{Tool, ToolContext, ToolError, ToolRegistry};
+pub use totals::SessionTotals;
+pub use turn::{StopReason, TurnOutcome};
