@@ -48,6 +48,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the agent: `baton chat -q "…"` answers one prompt in a new session (or
+    /// `--resume`/`--continue` one), with tools, compaction and recall.
+    Chat(commands::chat::ChatArgs),
     /// Count the tokens of a conversation file, per role, estimated and exact.
     Tokens(commands::tokens::TokensArgs),
     /// Compact a conversation file: prune old tool output, summarize the middle, keep the
@@ -110,6 +113,7 @@ fn run(
         _ => Settings::load(command, matches, &cli.overrides)?,
     };
     match cli.command {
+        Command::Chat(args) => commands::chat::run(&args, &settings),
         Command::Tokens(args) => commands::tokens::run(&args),
         Command::Compress(args) => commands::compress::run(&args, &settings),
         Command::Sessions(args) => commands::sessions::run(&args, &settings),

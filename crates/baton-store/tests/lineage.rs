@@ -250,11 +250,19 @@ fn a_continuation_can_carry_its_own_system_prompt_and_model() {
         model: None,
     };
     let child = store
-        .start_continuation_with(&parent, &[baton_core::Message::user("[summary]")], &settings)
+        .start_continuation_with(
+            &parent,
+            &[baton_core::Message::user("[summary]")],
+            &settings,
+        )
         .unwrap();
     let c = store.get_session(&child).unwrap().unwrap();
     assert_eq!(c.system_prompt.as_deref(), Some("prompt with memory v2"));
-    assert_eq!(c.model.as_deref(), Some("big-model"), "unset fields inherit");
+    assert_eq!(
+        c.model.as_deref(),
+        Some("big-model"),
+        "unset fields inherit"
+    );
     let p = store.get_session(&parent).unwrap().unwrap();
     assert_eq!(p.system_prompt.as_deref(), Some("prompt with memory v1"));
 }

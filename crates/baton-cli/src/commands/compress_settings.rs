@@ -178,7 +178,7 @@ fn setting<T: Clone>(s: &baton_config::Setting<T>, fallback: T) -> (T, baton_con
 
 /// `[model] context_length` (or `--context-length`); else the server's listing when a base
 /// URL is configured; else [`DEFAULT_WINDOW`].
-fn window(config: &Config, runtime: &tokio::runtime::Runtime) -> Window {
+pub(crate) fn window(config: &Config, runtime: &tokio::runtime::Runtime) -> Window {
     if let Some((tokens, source)) = config.model.context_length.get() {
         return Window {
             tokens: *tokens,

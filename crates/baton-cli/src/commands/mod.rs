@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod chat;
 pub mod compress;
 pub mod compress_session;
 pub mod compress_settings;
