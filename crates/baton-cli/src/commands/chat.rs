@@ -4,6 +4,7 @@
 //! JSON line on stdout instead.
 
 use crate::commands::Failure;
+use crate::commands::chat_settings;
 use crate::commands::compress_settings::window;
 use crate::commands::llm::provider_from_flags;
 use crate::commands::prices::price_table;
@@ -11,8 +12,7 @@ use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
 use crate::commands::settings::{FlagValue, Settings};
 use baton_agent::approval::{AllowAll, RefuseAll};
 use baton_agent::{
-    AgentBuilder, AgentConfig, AgentError, AgentEvent, Approver, Interrupt, StopReason,
-    ToolRegistry,
+    AgentBuilder, AgentError, AgentEvent, Approver, Interrupt, StopReason, ToolRegistry,
 };
 use baton_config::{Config, Value};
 use baton_core::pricing::format_usd;
@@ -61,6 +61,11 @@ pub struct ChatArgs {
     /// Most model calls in the turn.
     #[arg(long, default_value_t = baton_agent::config::DEFAULT_MAX_ITERATIONS)]
     pub max_iterations: u32,
+
+    /// Who writes compaction summaries: `llm` (the session's model, or
+    /// `[auxiliary.compression]` when configured), `extractive` (offline) or `exec:COMMAND`.
+    #[arg(long, default_value = "llm")]
+    pub summarizer: String,
 
     #[arg(long, help = crate::commands::sessions::DB_HELP)]
     pub db: Option<PathBuf>,
@@ -117,15 +122,14 @@ pub fn run(args: &ChatArgs, settings: &Settings) -> Result<(), Failure> {
         .canonicalize()
         .map_err(|e| Failure::BadInput(format!("--workdir {}: {e}", workdir.display())))?;
     let baton_home = baton_home(args.db.as_deref())?;
-    let mut agent_config = AgentConfig::new(model, window.tokens, workdir, baton_home);
+    let mut agent_config =
+        chat_settings::agent_config(&config, &model, &window, workdir, baton_home)?;
     agent_config.max_iterations = args.max_iterations.max(1);
-    if let Some((enabled, _)) = config.compression.enabled.get() {
-        agent_config.compression_enabled = *enabled;
-    }
-    if let Some((attempts, _)) = config.compression.max_attempts.get() {
-        agent_config.max_compression_attempts = u32::try_from(*attempts).unwrap_or(u32::MAX);
-    }
+    let summarizer =
+        chat_settings::summarizer(&args.summarizer, &config, &provider, &model, settings)?;
+    let engine = chat_settings::engine(&config, &model, &window, summarizer)?;
     let builder = AgentBuilder::new(agent_config, provider, store.clone())
+        .engine(engine)
         .prices(price_table(settings)?)
         .approver(approver(args.yes))
         .tools(ToolRegistry::new());

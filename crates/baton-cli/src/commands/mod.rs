@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod chat;
+pub mod chat_settings;
 pub mod compress;
 pub mod compress_session;
 pub mod compress_settings;

@@ -1,0 +1,123 @@
+//! What `baton chat` runs with: the agent's settings and its context engine, from
+//! `config.toml`, `--set` and the command's flags. The summarizer is the session's own model
+//! (with `[auxiliary.compression]` tried first when configured), as in the reference design;
+//! `--summarizer extractive` keeps summaries offline.
+
+use crate::commands::Failure;
+use crate::commands::compress_settings::Window;
+use crate::commands::summarizer_choice;
+use baton_agent::AgentConfig;
+use baton_config::Config;
+use baton_core::caching::CacheTtl;
+use baton_core::compress::CompressorConfig;
+use baton_core::engine::{ContextEngine, EngineRegistry};
+use baton_core::summary::Summarizer;
+use baton_llm::summarizer::ModelRoute;
+use baton_llm::{LlmSummarizer, Provider};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long one summarizer call may take.
+const SUMMARY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The agent's settings from the configuration.
+pub fn agent_config(
+    config: &Config,
+    model: &str,
+    window: &Window,
+    workdir: PathBuf,
+    baton_home: PathBuf,
+) -> Result<AgentConfig, Failure> {
+    let mut agent = AgentConfig::new(model, window.tokens, workdir, baton_home);
+    if let Some((enabled, _)) = config.compression.enabled.get() {
+        agent.compression_enabled = *enabled;
+    }
+    if let Some((attempts, _)) = config.compression.max_attempts.get() {
+        agent.max_compression_attempts = u32::try_from(*attempts).unwrap_or(u32::MAX);
+    }
+    if let Some((ttl, _)) = Config::text(&config.cache_ttl) {
+        agent.cache_ttl = Some(CacheTtl::parse(&ttl).map_err(|e| {
+            Failure::BadInput(format!("{}: cache_ttl: {e}", config.path.display()))
+        })?);
+    }
+    Ok(agent)
+}
+
+/// The summarizer `spec` names: `llm` (default) summarizes with the session's model,
+/// `extractive` and `exec:COMMAND` as for `baton compress`.
+pub fn summarizer(
+    spec: &str,
+    config: &Config,
+    provider: &Arc<dyn Provider>,
+    model: &str,
+    settings: &crate::commands::settings::Settings,
+) -> Result<Arc<dyn Summarizer>, Failure> {
+    if spec != "llm" {
+        return summarizer_choice::build(spec, &default_flags(), SUMMARY_TIMEOUT);
+    }
+    let main = ModelRoute::new(provider.clone(), model);
+    let auxiliary = match Config::text(&config.auxiliary_compression.model) {
+        None => None,
+        Some(_) => {
+            let (_, flags) = settings.summarizer("llm", "summarizer", &default_flags());
+            Some(aux_route(&flags)?)
+        }
+    };
+    Ok(Arc::new(LlmSummarizer::new(Some(main), auxiliary)))
+}
+
+fn default_flags() -> summarizer_choice::LlmFlags {
+    summarizer_choice::LlmFlags {
+        llm_model: None,
+        llm_base_url: None,
+        llm_provider: "openai".into(),
+        llm_api_key_env: None,
+    }
+}
+
+fn aux_route(flags: &summarizer_choice::LlmFlags) -> Result<ModelRoute, Failure> {
+    let model = flags.llm_model.clone().unwrap_or_default();
+    let provider = crate::commands::llm::provider_from_flags(
+        &flags.llm_provider,
+        flags.llm_base_url.as_deref(),
+        flags.llm_api_key_env.as_deref(),
+        baton_llm::HttpSettings {
+            read_timeout: SUMMARY_TIMEOUT,
+            ..baton_llm::HttpSettings::default()
+        },
+    )?;
+    Ok(ModelRoute::new(provider, model))
+}
+
+/// The context engine `[context] engine` names, with the compression settings.
+pub fn engine(
+    config: &Config,
+    model: &str,
+    window: &Window,
+    summarizer: Arc<dyn Summarizer>,
+) -> Result<Box<dyn ContextEngine>, Failure> {
+    let get_f = |s: &baton_config::Setting<f64>, d: f64| s.get().map_or(d, |(v, _)| *v);
+    let compressor = CompressorConfig {
+        threshold: get_f(&config.compression.threshold, 0.5),
+        target_ratio: get_f(&config.compression.target_ratio, 0.2),
+        protect_last_n: config
+            .compression
+            .protect_last_n
+            .get()
+            .map_or(baton_core::compress::DEFAULT_PROTECT_LAST_N, |(v, _)| {
+                *v as usize
+            }),
+        context_length: window.tokens,
+        pass_timeout: SUMMARY_TIMEOUT,
+        model: model.to_string(),
+        summarizer,
+        ..CompressorConfig::default()
+    };
+    let name = Config::text(&config.engine)
+        .map(|(e, _)| e)
+        .unwrap_or_default();
+    EngineRegistry::with_builtin()
+        .create(&name, &compressor)
+        .map_err(|e| Failure::BadInput(format!("{}: {e}", config.path.display())))
+}
