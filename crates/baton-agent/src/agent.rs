@@ -134,7 +134,7 @@ impl AgentBuilder {
         let session = LiveSession {
             id: id.clone(),
             lineage: vec![id],
-            messages: Vec::new(),
+            messages: Arc::new(Vec::new()),
             system_prompt,
         };
         Ok(Agent::assemble(parts, session, "new"))
@@ -155,7 +155,7 @@ impl AgentBuilder {
         let session = LiveSession {
             id: tip,
             lineage,
-            messages,
+            messages: Arc::new(messages),
             system_prompt,
         };
         Ok(Agent::assemble(parts, session, "resume"))
@@ -302,10 +302,23 @@ impl Agent {
         }
     }
 
+    /// Appends the model's answer with its call's usage (one store transaction).
+    pub(crate) fn append_answer(
+        &mut self,
+        answer: baton_core::Message,
+        usage: &baton_core::usage::CanonicalUsage,
+        cost: Option<f64>,
+    ) -> Result<(), AgentError> {
+        self.store
+            .append_answer(&self.session.id, std::slice::from_ref(&answer), usage, cost)?;
+        Arc::make_mut(&mut self.session.messages).push(answer);
+        Ok(())
+    }
+
     /// Appends messages to the live view and the store, keeping them row for row equal.
     pub(crate) fn append(&mut self, messages: Vec<baton_core::Message>) -> Result<(), AgentError> {
         self.store.append_messages(&self.session.id, &messages)?;
-        self.session.messages.extend(messages);
+        Arc::make_mut(&mut self.session.messages).extend(messages);
         Ok(())
     }
 }

@@ -128,7 +128,7 @@ impl Agent {
         };
         self.session.id = child.clone();
         self.session.lineage.push(child.clone());
-        self.session.messages = messages;
+        self.session.messages = std::sync::Arc::new(messages);
         self.session.system_prompt = system_prompt;
         self.estimator
             .set_system_prompt(&self.session.system_prompt);

@@ -2,6 +2,7 @@
 //! row for row, to the session's stored messages), and the system prompt fixed for it.
 
 use baton_core::Message;
+use std::sync::Arc;
 
 /// What the model sees now. Invariant: `messages[i]` is the session's stored message `i`, so
 /// a summarized range of `messages` names stored rows (what `history_expand` reads back).
@@ -10,7 +11,8 @@ pub struct LiveSession {
     pub id: String,
     /// The compression chain, root first, ending with `id`.
     pub lineage: Vec<String>,
-    pub messages: Vec<Message>,
+    /// Shared with the request in flight; appends copy only if a request still holds it.
+    pub messages: Arc<Vec<Message>>,
     /// Byte-stable from the session's start until the next compaction (the cached prefix).
     pub system_prompt: String,
 }

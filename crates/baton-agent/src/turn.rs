@@ -12,7 +12,6 @@ use crate::recovery::{Recovery, RecoveryState, decide_recovery};
 use crate::tool_exec::run_tool_calls;
 use baton_core::Message;
 use baton_llm::{ChatRequest, ChatResponse, LlmError, StreamEvent};
-use baton_store::SessionStore;
 use serde::Serialize;
 
 /// Why a turn ended.
@@ -97,6 +96,9 @@ impl Agent {
             // Remember what this request was estimated at, to calibrate on its usage.
             self.estimator.estimate(&self.session.messages);
             let answer = self.call_model(&request, interrupt, sink).await;
+            let sent_output_cap = request.max_output_tokens;
+            // The request shares the history; dropping it lets appends extend it in place.
+            drop(request);
             let response = match answer {
                 Ok(response) => response,
                 Err(CallFailure::Interrupted(partial)) => {
@@ -114,7 +116,7 @@ impl Agent {
                         &mut recovery,
                         self.config.compression_attempts(),
                         self.config.context_length,
-                        request.max_output_tokens,
+                        sent_output_cap,
                         self.config.compression_enabled,
                     ) {
                         Recovery::RetryWithOutputCap(cap) => {
@@ -169,11 +171,11 @@ impl Agent {
                     }
                 }
             };
-            self.account(&response, sink)?;
+            let cost = self.account(&response, sink);
             last_text = response.message.text();
             let wants_tools = response.message.has_tool_calls();
             let assistant = response.message.clone();
-            self.append(vec![assistant.clone()])?;
+            self.append_answer(assistant.clone(), &response.usage, cost)?;
             if wants_tools {
                 let ctx = self.tool_context(interrupt);
                 let results =
@@ -249,7 +251,7 @@ impl Agent {
     /// stored, the tool schemas in registration order, the cache layout for the route.
     pub fn build_request(&mut self) -> ChatRequest {
         let mut request =
-            ChatRequest::new(self.config.model.clone(), self.session.messages.clone());
+            ChatRequest::shared(self.config.model.clone(), self.session.messages.clone());
         request.system = Some(self.session.system_prompt.clone()).filter(|s| !s.is_empty());
         request.tools = self.tools.schemas();
         request.max_output_tokens = self
@@ -293,13 +295,13 @@ impl Agent {
         }
     }
 
-    /// Feeds one response's usage to the engine, the estimator's calibration, the store (with
-    /// its cost) and the host.
+    /// Feeds one response's usage to the engine, the estimator's calibration, the totals and
+    /// the host; returns its cost (stored with the answer).
     fn account(
         &mut self,
         response: &ChatResponse,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<(), AgentError> {
+    ) -> Option<f64> {
         let usage = response.usage;
         self.engine.update_from_response(&usage);
         self.estimator.observe(usage.prompt());
@@ -312,14 +314,13 @@ impl Agent {
             .cost(Some(&self.config.model), &usage)
             .ok()
             .map(|c| c.usd);
-        self.store.add_usage(&self.session.id, &usage, cost)?;
         self.totals.add(&usage, cost);
         sink(AgentEvent::Usage {
             model,
             usage,
             cost_usd: cost,
         });
-        Ok(())
+        cost
     }
 }
 

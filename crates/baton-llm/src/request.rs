@@ -3,6 +3,7 @@
 use baton_core::caching::CacheTtl;
 use baton_core::message::Message;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Everything a provider needs for one call. Each client converts it to its own wire format.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,8 +13,9 @@ pub struct ChatRequest {
     /// `instructions` (Responses).
     pub system: Option<String>,
     /// The conversation, canonical (OpenAI chat) messages. A leading system message here is
-    /// joined after `system`.
-    pub messages: Vec<Message>,
+    /// joined after `system`. Shared, so an agent sends its history without copying it each
+    /// call (`Arc::make_mut` gives a mutable copy where one is needed).
+    pub messages: Arc<Vec<Message>>,
     /// Tool schemas in OpenAI form (`{"type":"function","function":{…}}`).
     pub tools: Vec<Value>,
     /// Output cap. `None` sends none where the API allows it (Anthropic requires one, so its
@@ -29,6 +31,11 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// A request for `model` with only the messages set.
     pub fn new(model: impl Into<String>, messages: Vec<Message>) -> ChatRequest {
+        ChatRequest::shared(model, Arc::new(messages))
+    }
+
+    /// A request over a shared history (no copy of the messages is made).
+    pub fn shared(model: impl Into<String>, messages: Arc<Vec<Message>>) -> ChatRequest {
         ChatRequest {
             model: model.into(),
             system: None,

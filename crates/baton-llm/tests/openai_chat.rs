@@ -323,7 +323,7 @@ async fn an_unreachable_server_names_the_url() {
 async fn bad_input_is_an_error_before_sending() {
     let provider = client(ProviderKind::OpenAi, "http://127.0.0.1:9", None, 1);
     let mut request = sample_request("gpt-4o");
-    request.messages.clear();
+    std::sync::Arc::make_mut(&mut request.messages).clear();
     let error = provider.complete(&request).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidRequest);
     let bad = baton_llm::ProviderConfig::new(ProviderKind::OpenAi)

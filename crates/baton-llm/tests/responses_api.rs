@@ -70,8 +70,8 @@ async fn reasoning_items_replay_with_their_encrypted_content() {
     let provider = client(ProviderKind::Responses, &server.uri(), None, 1);
     let first = provider.complete(&sample_request("gpt-5")).await.unwrap();
     let mut next = sample_request("gpt-5");
-    next.messages.push(first.message.clone());
-    next.messages.push(baton_core::message::Message::tool(
+    std::sync::Arc::make_mut(&mut next.messages).push(first.message.clone());
+    std::sync::Arc::make_mut(&mut next.messages).push(baton_core::message::Message::tool(
         "call_12345xyz",
         "# README",
     ));

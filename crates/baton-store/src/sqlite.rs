@@ -255,14 +255,35 @@ impl SqliteStore {
         Ok(value)
     }
 
+    /// Appends a model's answer together with the usage of the call that produced it, in one
+    /// transaction: an agent turn then pays one commit (one fsync) per answer instead of two,
+    /// and a crash never stores an answer without its cost or a cost without its answer.
+    pub fn append_answer(
+        &self,
+        session_id: &str,
+        messages: &[Message],
+        usage: &CanonicalUsage,
+        cost_usd: Option<f64>,
+    ) -> Result<()> {
+        self.write(|tx| {
+            self.append_in_tx(tx, session_id, messages, session::now())?;
+            add_usage_in_tx(tx, session_id, usage, cost_usd, 1)
+        })
+    }
+
     /// Tool-call ids of the session's recent assistant messages, mapped to function names.
+    ///
+    /// Ordered by `timestamp, id` so `idx_messages_session (session_id, timestamp)` (which
+    /// ends in the rowid) answers it walking back from the newest row; `ORDER BY id` alone
+    /// sorted every row of the session in a temporary B-tree on each tool result appended, so
+    /// an agent's appends grew with its history.
     fn recent_call_names(
         tx: &Transaction<'_>,
         session_id: &str,
     ) -> Result<HashMap<String, String>> {
         let mut stmt = tx.prepare_cached(
             "SELECT tool_calls FROM messages WHERE session_id = ?1 AND tool_calls IS NOT NULL \
-             ORDER BY id DESC LIMIT 20",
+             ORDER BY timestamp DESC, id DESC LIMIT 20",
         )?;
         let mut names = HashMap::new();
         let rows = stmt.query_map([session_id], |r| r.get::<_, String>(0))?;

@@ -211,3 +211,60 @@ fn rows_record_each_messages_estimated_token_count() {
     assert_eq!(counts, expected);
     assert!(counts.iter().all(|&n| n > 0));
 }
+
+#[test]
+fn an_answer_and_its_usage_are_stored_together() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let id = session(&store, "s");
+    let usage = baton_core::usage::CanonicalUsage {
+        input: 120,
+        output: 30,
+        cache_read: 1000,
+        ..Default::default()
+    };
+    store
+        .append_answer(&id, &[Message::assistant("done")], &usage, Some(0.25))
+        .unwrap();
+    let s = store.get_session(&id).unwrap().unwrap();
+    assert_eq!(s.message_count, 1);
+    assert_eq!(
+        (s.input_tokens, s.output_tokens, s.cache_read_tokens),
+        (120, 30, 1000)
+    );
+    assert_eq!(s.api_call_count, 1);
+    assert_eq!(s.estimated_cost_usd, Some(0.25));
+    let err = store
+        .append_answer("missing", &[Message::assistant("x")], &usage, None)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err}");
+}
+
+/// Appending a tool result looks up recent call names; that lookup must walk the session
+/// index back from its newest row, not sort the whole session (which made each append of an
+/// agent's turn grow with its history).
+#[test]
+fn the_recent_call_lookup_uses_the_session_index_without_sorting() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let plan: Vec<String> = store
+        .read(|c| {
+            let mut stmt = c.prepare(
+                "EXPLAIN QUERY PLAN SELECT tool_calls FROM messages WHERE session_id = 'x' \
+                 AND tool_calls IS NOT NULL ORDER BY timestamp DESC, id DESC LIMIT 20",
+            )?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(3))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .unwrap();
+    let plan = plan.join(" | ");
+    assert!(plan.contains("idx_messages_session"), "{plan}");
+    assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    let source = include_str!("../src/sqlite.rs");
+    assert!(
+        source.contains(
+            "AND tool_calls IS NOT NULL \\\n             ORDER BY timestamp DESC, id DESC LIMIT 20"
+        ),
+        "the store's query is the one whose plan is checked here"
+    );
+}
