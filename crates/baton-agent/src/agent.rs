@@ -294,6 +294,7 @@ impl Agent {
         ToolContext {
             workdir: self.config.workdir.clone(),
             allow_outside_workdir: self.config.allow_outside_workdir,
+            readable_roots: vec![self.tool_results.dir().to_path_buf()],
             approver: self.approver.clone(),
             interrupt: interrupt.clone(),
             session_id: self.session.id.clone(),

@@ -18,6 +18,9 @@ pub struct ToolContext {
     pub workdir: PathBuf,
     /// Whether file tools may reach outside `workdir` (`[tools] allow_outside_workdir`).
     pub allow_outside_workdir: bool,
+    /// Folders `read_file` may read even outside `workdir`: the tool-output spill folder, so a
+    /// spilled result can be read back in pieces.
+    pub readable_roots: Vec<PathBuf>,
     /// Asked before a destructive command runs.
     pub approver: Arc<dyn Approver>,
     /// Raised when the user interrupts the turn; long tools stop at it.
