@@ -12,7 +12,7 @@ use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
 use crate::commands::settings::{FlagValue, Settings};
 use baton_agent::approval::{AllowAll, RefuseAll};
 use baton_agent::{
-    AgentBuilder, AgentError, AgentEvent, Approver, Interrupt, StopReason, ToolRegistry,
+    AgentBuilder, AgentError, AgentEvent, Approver, Interrupt, StopReason, SystemPromptBuilder,
 };
 use baton_config::{Config, Value};
 use baton_core::pricing::format_usd;
@@ -128,11 +128,17 @@ pub fn run(args: &ChatArgs, settings: &Settings) -> Result<(), Failure> {
     let summarizer =
         chat_settings::summarizer(&args.summarizer, &config, &provider, &model, settings)?;
     let engine = chat_settings::engine(&config, &model, &window, summarizer)?;
+    let memory = chat_settings::memory(&config, &agent_config.baton_home)?;
+    let prompt = SystemPromptBuilder::new(agent_config.workdir.clone(), &model)
+        .with_memory(chat_settings::memory_block(&memory));
+    let tools = chat_settings::tools(&store, &memory, summarizer_for_search(&args.summarizer));
     let builder = AgentBuilder::new(agent_config, provider, store.clone())
         .engine(engine)
         .prices(price_table(settings)?)
         .approver(approver(args.yes))
-        .tools(ToolRegistry::new());
+        .system_prompt(Arc::new(prompt))
+        .memory(memory.manager.clone())
+        .tools(tools);
     let mut agent = match resume_target(args, &store)? {
         Some(id) => builder.resume(&id),
         None => builder.start(),
@@ -239,6 +245,12 @@ fn resume_target(args: &ChatArgs, store: &SqliteStore) -> Result<Option<String>,
         };
     }
     Ok(None)
+}
+
+/// `session_search` summarizes what it finds offline: it must not spend the model's tokens
+/// (or fail) for a recall the model may not use.
+fn summarizer_for_search(_spec: &str) -> Arc<dyn baton_core::summary::Summarizer> {
+    Arc::new(baton_core::summary::extractive::ExtractiveSummarizer)
 }
 
 /// Destructive commands: `--yes` allows them; otherwise they are refused, since `-q` has no

@@ -121,3 +121,62 @@ pub fn engine(
         .create(&name, &compressor)
         .map_err(|e| Failure::BadInput(format!("{}: {e}", config.path.display())))
 }
+
+/// The memory store under `<baton_home>/memories` and the manager that serves it.
+pub struct Memory {
+    pub store: Arc<baton_memory::store::MemoryStore>,
+    pub manager: Arc<baton_memory::MemoryManager>,
+}
+
+pub fn memory(config: &Config, baton_home: &std::path::Path) -> Result<Memory, Failure> {
+    let count = |s: &baton_config::Setting<u64>, d: usize| s.get().map_or(d, |(v, _)| *v as usize);
+    let limits = baton_memory::limits::Limits {
+        memory_chars: count(
+            &config.memory_char_limit,
+            baton_memory::limits::DEFAULT_MEMORY_CHARS,
+        ),
+        user_chars: count(
+            &config.user_char_limit,
+            baton_memory::limits::DEFAULT_USER_CHARS,
+        ),
+    };
+    let store = Arc::new(
+        baton_memory::store::MemoryStore::open(baton_home, limits)
+            .map_err(|e| Failure::Other(format!("memory: {e}")))?,
+    );
+    let manager = Arc::new(baton_memory::MemoryManager::new(
+        baton_memory::builtin::BuiltinProvider::new(store.clone()),
+    ));
+    Ok(Memory { store, manager })
+}
+
+/// The memory part of the system prompt, re-read from disk at each build (each session
+/// boundary), so what the model saved is in the next session's prompt.
+pub fn memory_block(memory: &Memory) -> baton_agent::system_prompt::MemoryBlock {
+    let store = memory.store.clone();
+    let manager = memory.manager.clone();
+    Arc::new(move || {
+        let _ = store.refresh_snapshot();
+        manager.build_system_prompt()
+    })
+}
+
+/// Every tool `baton chat` gives the model.
+pub fn tools(
+    store: &Arc<baton_store::SqliteStore>,
+    memory: &Memory,
+    search_summarizer: Arc<dyn Summarizer>,
+) -> baton_agent::ToolRegistry {
+    let mut registry = baton_agent::ToolRegistry::new();
+    for tool in baton_agent::tools::builtin_tools(baton_agent::tools::DestructivePolicy::default())
+    {
+        registry.register(tool);
+    }
+    registry.register(Arc::new(baton_agent::memory_tool::MemoryTool::new(
+        memory.store.clone(),
+    )));
+    registry.register(Arc::new(
+        baton_agent::session_search_tool::SessionSearchTool::new(store.clone(), search_summarizer),
+    ));
+    registry
+}
