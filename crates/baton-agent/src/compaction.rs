@@ -6,8 +6,11 @@
 use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::event::AgentEvent;
+use crate::recall::summary_span_note;
+use baton_core::compress::markers::is_summary_message;
 use baton_core::compress::{CompressionResult, Outcome};
 use baton_core::engine::CompressRequest;
+use baton_core::message::{Content, ContentPart, Message};
 use baton_memory::provider::SessionSwitch;
 use baton_store::continuation::ChildSettings;
 
@@ -108,7 +111,10 @@ impl Agent {
     ) -> Result<Compacted, AgentError> {
         let parent = self.session.id.clone();
         let messages_before = self.session.messages.len();
-        let messages = result.messages;
+        let mut messages = result.messages;
+        if let Some(range) = &result.summarized_range {
+            note_span(&mut messages, &parent, range);
+        }
         let system_prompt = self.prompt.build();
         let child = self.store.start_continuation_with(
             &parent,
@@ -158,6 +164,24 @@ impl Agent {
         }
         Ok(compacted)
     }
+}
+
+/// Appends to the installed summary which stored messages it replaced, so the model knows what
+/// `history_expand` can give back. (`range` indexes the parent's messages, which are its stored
+/// rows: the live view and the store are kept row for row equal.)
+fn note_span(messages: &mut [Message], parent: &str, range: &std::ops::Range<usize>) {
+    let Some(summary) = messages.iter_mut().find(|m| is_summary_message(m)) else {
+        return;
+    };
+    let note = summary_span_note(parent, range);
+    summary.content = Some(match summary.content.take() {
+        Some(Content::Text(text)) => Content::Text(format!("{text}\n\n{note}")),
+        Some(Content::Parts(mut parts)) => {
+            parts.push(ContentPart::text(note));
+            Content::Parts(parts)
+        }
+        Some(Content::Null) | None => Content::Text(note),
+    });
 }
 
 fn describe(outcome: &Outcome) -> String {

@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod live_session;
 pub mod memory_tool;
 pub mod prompt_source;
+pub mod recall;
 pub mod recovery;
 pub mod session_search_tool;
 pub mod system_prompt;

@@ -5,6 +5,7 @@
 //! Messages are stored with every field they arrived with, so reading a session gives back
 //! exactly the [`baton_core::Message`] values that were appended.
 
+pub mod archive;
 pub mod batch;
 pub mod cjk_index;
 mod codec;

@@ -86,7 +86,7 @@ fn session_exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
         .query_row([id], |r| r.get(0))
 }
 
-fn require_session(conn: &Connection, id: &str) -> Result<()> {
+pub(crate) fn require_session(conn: &Connection, id: &str) -> Result<()> {
     if session_exists(conn, id)? {
         Ok(())
     } else {
@@ -253,6 +253,57 @@ impl SqliteStore {
             let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
         }
         Ok(value)
+    }
+
+    /// The session's messages selected by `tail` (an `ORDER BY … LIMIT …` clause whose extra
+    /// parameters, after the session id, are `params`), decoded.
+    pub(crate) fn decode_messages(
+        &self,
+        c: &Connection,
+        session_id: &str,
+        tail: &str,
+        params: &[i64],
+    ) -> Result<Vec<Message>> {
+        let mut stmt = c.prepare_cached(&format!(
+            "SELECT {} FROM messages WHERE session_id = ?1 {tail}",
+            self.message_select
+        ))?;
+        let mut values: Vec<&dyn rusqlite::ToSql> = vec![&session_id];
+        values.extend(params.iter().map(|p| p as &dyn rusqlite::ToSql));
+        let rows = stmt.query_map(values.as_slice(), |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                MessageRow {
+                    role: r.get(1)?,
+                    content: r.get(2)?,
+                    tool_call_id: r.get(3)?,
+                    tool_calls: r.get(4)?,
+                    tool_name: r.get(5)?,
+                    finish_reason: r.get(6)?,
+                    reasoning: r.get(7)?,
+                    reasoning_content: r.get(8)?,
+                    reasoning_details: r.get(9)?,
+                    codex_reasoning_items: r.get(10)?,
+                    codex_message_items: r.get(11)?,
+                    raw_json: r.get(12)?,
+                    // Not read back: messages are rebuilt from their content.
+                    token_count: None,
+                },
+            ))
+        })?;
+        let mut out = Vec::new();
+        for (index, row) in rows.enumerate() {
+            let (row_id, row) = row?;
+            let msg = Message::from_value(codec::row_to_value(row), index).map_err(|source| {
+                StoreError::BadMessage {
+                    session_id: session_id.to_string(),
+                    row_id,
+                    source,
+                }
+            })?;
+            out.push(msg);
+        }
+        Ok(out)
     }
 
     /// Appends a model's answer together with the usage of the call that produced it, in one
@@ -500,45 +551,7 @@ impl SessionStore for SqliteStore {
     fn messages(&self, session_id: &str) -> Result<Vec<Message>> {
         self.read(|c| {
             require_session(c, session_id)?;
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {} FROM messages WHERE session_id = ?1 ORDER BY id",
-                self.message_select
-            ))?;
-            let rows = stmt.query_map([session_id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    MessageRow {
-                        role: r.get(1)?,
-                        content: r.get(2)?,
-                        tool_call_id: r.get(3)?,
-                        tool_calls: r.get(4)?,
-                        tool_name: r.get(5)?,
-                        finish_reason: r.get(6)?,
-                        reasoning: r.get(7)?,
-                        reasoning_content: r.get(8)?,
-                        reasoning_details: r.get(9)?,
-                        codex_reasoning_items: r.get(10)?,
-                        codex_message_items: r.get(11)?,
-                        raw_json: r.get(12)?,
-                        // Not read back: messages are rebuilt from their content.
-                        token_count: None,
-                    },
-                ))
-            })?;
-            let mut out = Vec::new();
-            for (index, row) in rows.enumerate() {
-                let (row_id, row) = row?;
-                let msg =
-                    Message::from_value(codec::row_to_value(row), index).map_err(|source| {
-                        StoreError::BadMessage {
-                            session_id: session_id.to_string(),
-                            row_id,
-                            source,
-                        }
-                    })?;
-                out.push(msg);
-            }
-            Ok(out)
+            self.decode_messages(c, session_id, "ORDER BY id", &[])
         })
     }
 

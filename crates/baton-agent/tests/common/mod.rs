@@ -109,6 +109,12 @@ impl Harness {
         for tool in baton_agent::tools::builtin_tools(Default::default()) {
             tools.register(tool);
         }
+        tools.register(Arc::new(baton_agent::recall::HistorySearch::new(
+            self.store.clone(),
+        )));
+        tools.register(Arc::new(baton_agent::recall::HistoryExpand::new(
+            self.store.clone(),
+        )));
         AgentBuilder::new(config, provider(server, api), self.store.clone())
             .engine(engine)
             .tools(tools)

@@ -172,6 +172,12 @@ pub fn tools(
     {
         registry.register(tool);
     }
+    registry.register(Arc::new(baton_agent::recall::HistorySearch::new(
+        store.clone(),
+    )));
+    registry.register(Arc::new(baton_agent::recall::HistoryExpand::new(
+        store.clone(),
+    )));
     registry.register(Arc::new(baton_agent::memory_tool::MemoryTool::new(
         memory.store.clone(),
     )));
