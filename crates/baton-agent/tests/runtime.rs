@@ -436,3 +436,112 @@ fn normalized(body: &Value) -> Value {
     }
     body
 }
+
+#[tokio::test]
+async fn switching_to_a_smaller_window_compacts_before_the_first_call() {
+    let h = Harness::new();
+    let mut replies = Vec::new();
+    for step in 0..6 {
+        replies.extend(step_replies(step, 6_000));
+    }
+    replies.push(Reply::text("answered on the small model"));
+    let server = ScriptedServer::start(Script::replies(replies))
+        .await
+        .unwrap();
+    let mut agent = h
+        .builder(
+            &server,
+            Api::ChatCompletions,
+            h.config("big-model", 200_000),
+        )
+        .start()
+        .unwrap();
+    for step in 0..6 {
+        turn(&mut agent, &format!("step {step}")).await;
+    }
+    let calls_before = server.requests().len();
+    agent.switch_model("small-model", 12_000);
+    let (outcome, events) = turn(&mut agent, "continue on the small model").await;
+    assert_eq!(outcome.reason, StopReason::FinalAnswer);
+    let first = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::Compaction { trigger, .. } if trigger == "preflight"))
+        .expect("a preflight compaction");
+    let usage = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::Usage { .. }))
+        .unwrap();
+    assert!(first < usage, "compacted before the first call");
+    let sent = &server.requests()[calls_before];
+    assert_eq!(sent.body["model"], "small-model");
+    assert!(
+        sent.body.to_string().len() / 4 < 12_000,
+        "the first call fits the small window"
+    );
+}
+
+#[tokio::test]
+async fn soak_500_turns_with_tool_calls_stays_valid_and_bounded() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(Script::responder(|request| {
+        let last_is_tool = request.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .is_some_and(|m| m["role"] == "tool");
+        if last_is_tool {
+            Reply::text(format!("done: {}", request.last_user_text()))
+        } else {
+            Reply::tool_call(
+                "fetch",
+                json!({"n": 1_500, "tag": request.last_user_text()}),
+            )
+        }
+    }))
+    .await
+    .unwrap();
+    let mut agent = h
+        .builder(
+            &server,
+            Api::ChatCompletions,
+            h.config("scripted-model", 30_000),
+        )
+        .start()
+        .unwrap();
+    let mut compacted = 0;
+    for i in 0..500 {
+        let (outcome, events) = turn(&mut agent, &format!("task {i}")).await;
+        assert_eq!(
+            outcome.reason,
+            StopReason::FinalAnswer,
+            "turn {i}: {outcome:?}"
+        );
+        assert_eq!(outcome.final_text, format!("done: task {i}"));
+        compacted += compactions(&events);
+        // The live view never grows past the window.
+        let estimate = agent.rough_prompt_tokens();
+        assert!(estimate < 30_000, "turn {i}: ~{estimate} tokens in view");
+    }
+    assert!(
+        compacted >= 5,
+        "the soak crossed the threshold many times: {compacted}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        1_000 + compacted_summaries(&server)
+    );
+    // Every stored session of the chain is a valid conversation, and nothing was lost.
+    let chain = h.store.compression_chain(agent.session_id()).unwrap();
+    assert_eq!(chain.len(), compacted + 1);
+    let mut answers = std::collections::HashSet::new();
+    for id in &chain {
+        let messages = h.store.messages(id).unwrap();
+        baton_core::compress::sanitize::validate_sequence(&messages).unwrap();
+        for m in messages {
+            if m.role == Role::Assistant && m.text().starts_with("done: task ") {
+                answers.insert(m.text());
+            }
+        }
+    }
+    assert_eq!(answers.len(), 500, "every answer is stored");
+    assert_eq!(agent.totals().calls, 1_000);
+}
