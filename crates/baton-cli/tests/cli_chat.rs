@@ -185,7 +185,7 @@ fn an_interrupted_turn_leaves_a_session_that_resumes() {
     ]))
     .unwrap();
     let h = home();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("baton"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("baton"))
         .env("BATON_HOME", h.path())
         .env("OPENAI_API_KEY", "sk-cli-test-key")
         .env_remove("OPENAI_BASE_URL")
