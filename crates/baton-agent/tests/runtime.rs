@@ -525,10 +525,8 @@ async fn soak_500_turns_with_tool_calls_stays_valid_and_bounded() {
         compacted >= 5,
         "the soak crossed the threshold many times: {compacted}"
     );
-    assert_eq!(
-        server.requests().len(),
-        1_000 + compacted_summaries(&server)
-    );
+    // Two calls per turn and nothing else: the extractive summarizer makes no model calls.
+    assert_eq!(server.requests().len(), 1_000);
     // Every stored session of the chain is a valid conversation, and nothing was lost.
     let chain = h.store.compression_chain(agent.session_id()).unwrap();
     assert_eq!(chain.len(), compacted + 1);
