@@ -192,6 +192,10 @@ pub struct Agent {
     pub(crate) totals: SessionTotals,
     /// A one-shot output cap set by overflow recovery, consumed by the next request.
     pub(crate) pending_output_cap: Option<u32>,
+    /// Messages the user pinned (kept verbatim through compactions), oldest first.
+    pub(crate) pins: Vec<baton_core::Message>,
+    /// The lineage's first user request, restored verbatim after each compaction.
+    pub(crate) first_request: Option<baton_core::Message>,
 }
 
 impl Agent {
@@ -214,7 +218,11 @@ impl Agent {
             estimator,
             totals: SessionTotals::default(),
             pending_output_cap: None,
+            pins: Vec::new(),
+            first_request: None,
         };
+        agent.pins = agent.load_pins();
+        agent.first_request = agent.find_first_request();
         agent.engine.on_session_start(&agent.session.id);
         if let Some(memory) = &agent.memory {
             memory.on_session_switch(&SessionSwitch {
@@ -289,6 +297,93 @@ impl Agent {
         self.estimator.set_model(model);
     }
 
+    /// Pins the live message at `position` (user or assistant): it stays verbatim through
+    /// every later compaction, within the pin budget.
+    pub fn pin(&mut self, position: usize) -> Result<(), AgentError> {
+        let message = self
+            .session
+            .messages
+            .get(position)
+            .cloned()
+            .ok_or_else(|| {
+                AgentError::Pin(format!(
+                    "no message at position {position} (the view has {})",
+                    self.session.messages.len()
+                ))
+            })?;
+        if let Some(why) = crate::pins::refuse_pin(&message) {
+            return Err(AgentError::Pin(why));
+        }
+        if !self
+            .pins
+            .iter()
+            .any(|p| p.text() == message.text() && p.role == message.role)
+        {
+            self.pins.push(message);
+            self.save_pins()?;
+        }
+        Ok(())
+    }
+
+    /// Removes pin `index` (as listed by [`Agent::pins`]).
+    pub fn unpin(&mut self, index: usize) -> Result<(), AgentError> {
+        if index >= self.pins.len() {
+            return Err(AgentError::Pin(format!("there is no pin {index}")));
+        }
+        self.pins.remove(index);
+        self.save_pins()
+    }
+
+    pub fn pins(&self) -> &[baton_core::Message] {
+        &self.pins
+    }
+
+    /// The first real user message of the lineage's root (read once, when the agent starts).
+    fn find_first_request(&self) -> Option<baton_core::Message> {
+        let root = &self.session.lineage[0];
+        let messages = if *root == self.session.id {
+            self.session.messages.iter().take(64).cloned().collect()
+        } else {
+            self.store.messages_range(root, 0, 64).ok()?
+        };
+        first_user_request(&messages)
+    }
+
+    /// Records the first request when this turn's message is it.
+    pub(crate) fn note_first_request(&mut self) {
+        if self.first_request.is_none() && self.session.lineage.len() == 1 {
+            self.first_request = first_user_request(&self.session.messages);
+        }
+    }
+
+    /// Pins belong to the lineage: stored under its root session's id.
+    fn pins_key(&self) -> String {
+        format!("pins:{}", self.session.lineage[0])
+    }
+
+    fn load_pins(&self) -> Vec<baton_core::Message> {
+        let Ok(Some(text)) = self.store.get_meta(&self.pins_key()) else {
+            return Vec::new();
+        };
+        let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&text) else {
+            return Vec::new();
+        };
+        items
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, v)| baton_core::Message::from_value(v, i).ok())
+            .collect()
+    }
+
+    fn save_pins(&self) -> Result<(), AgentError> {
+        let list: Vec<serde_json::Value> = self.pins.iter().map(|m| m.to_value()).collect();
+        self.store.set_meta(
+            &self.pins_key(),
+            &serde_json::Value::Array(list).to_string(),
+        )?;
+        Ok(())
+    }
+
     /// The context tools run with in the current session.
     pub(crate) fn tool_context(&self, interrupt: &crate::Interrupt) -> ToolContext {
         ToolContext {
@@ -322,4 +417,17 @@ impl Agent {
         Arc::make_mut(&mut self.session.messages).extend(messages);
         Ok(())
     }
+}
+
+/// The first user message that is the user's own words (not a summary, not an injected row).
+fn first_user_request(messages: &[baton_core::Message]) -> Option<baton_core::Message> {
+    messages
+        .iter()
+        .find(|m| {
+            m.role == baton_core::Role::User
+                && !baton_core::compress::markers::is_summary_message(m)
+                && baton_core::synthetic::kind_of(m).is_none()
+                && !m.text().trim().is_empty()
+        })
+        .cloned()
 }

@@ -115,6 +115,13 @@ impl Agent {
         if let Some(range) = &result.summarized_range {
             note_span(&mut messages, &parent, range);
         }
+        let budget = (self.config.context_length as f64 * self.config.pin_budget_ratio) as usize;
+        let pinned = crate::pins::restore_pins(
+            &mut messages,
+            self.first_request.as_ref(),
+            &self.pins,
+            budget,
+        );
         let system_prompt = self.prompt.build();
         let child = self.store.start_continuation_with(
             &parent,
@@ -157,6 +164,9 @@ impl Agent {
             trigger: trigger.as_str().into(),
             lineage_compactions: n,
         });
+        for dropped in pinned.dropped {
+            sink(AgentEvent::Notice { message: dropped });
+        }
         if n >= 2 {
             sink(AgentEvent::Notice {
                 message: DETAIL_LOSS_NOTICE.replace("{n}", &n.to_string()),

@@ -12,4 +12,7 @@ pub enum AgentError {
     NoSuchSession(String),
     #[error("{0}")]
     Config(String),
+    /// A pin that cannot be made or removed.
+    #[error("{0}")]
+    Pin(String),
 }

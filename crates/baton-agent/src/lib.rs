@@ -21,6 +21,7 @@ pub mod event;
 pub mod interrupt;
 pub mod live_session;
 pub mod memory_tool;
+pub mod pins;
 pub mod prompt_source;
 pub mod recall;
 pub mod recovery;

@@ -66,6 +66,7 @@ impl Agent {
             memory.on_turn_start(u64::from(self.totals.calls), user_text);
         }
         self.append(vec![Message::user(user_text)])?;
+        self.note_first_request();
         let outcome = self.drive(interrupt, sink).await?;
         sink(AgentEvent::TurnFinished {
             session_id: self.session.id.clone(),

@@ -543,3 +543,87 @@ async fn soak_500_turns_with_tool_calls_stays_valid_and_bounded() {
     assert_eq!(answers.len(), 500, "every answer is stored");
     assert_eq!(agent.totals().calls, 1_000);
 }
+
+#[tokio::test]
+async fn the_first_request_and_pins_survive_every_compaction_and_a_resume() {
+    let h = Harness::new();
+    let server = ScriptedServer::start(Script::responder(|request| {
+        let last_is_tool = request.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .is_some_and(|m| m["role"] == "tool");
+        let asked = request.last_user_text();
+        if asked.contains("constraint") {
+            return Reply::text(
+                "Understood: the API freeze starts on the 3rd; no schema changes after it.",
+            );
+        }
+        if last_is_tool {
+            Reply::text(format!(
+                "{asked} finished. {}",
+                "Notes on the work. ".repeat(60)
+            ))
+        } else {
+            Reply::tool_call("fetch", json!({"n": 6_000, "tag": asked}))
+        }
+    }))
+    .await
+    .unwrap();
+    let mut agent = h
+        .builder(
+            &server,
+            Api::ChatCompletions,
+            h.config("scripted-model", 20_000),
+        )
+        .start()
+        .unwrap();
+    let first = "Port the invoice exporter to the new ledger API without changing its output.";
+    turn(&mut agent, first).await;
+    turn(
+        &mut agent,
+        "One constraint for the whole job: state it back.",
+    )
+    .await;
+    let answer = agent
+        .session()
+        .messages
+        .iter()
+        .rposition(|m| m.text().starts_with("Understood: the API freeze"))
+        .unwrap();
+    agent.pin(answer).unwrap();
+    let pinned = agent.session().messages[answer].text();
+    assert!(
+        agent.pin(1).is_err(),
+        "a tool-call message without text cannot be pinned"
+    );
+    let mut seen = 0;
+    let mut i = 0;
+    while seen < 3 {
+        let (_, events) = turn(&mut agent, &format!("Task {i}")).await;
+        if compactions(&events) > 0 {
+            seen += 1;
+            let live = &agent.session().messages;
+            let all: String = live.iter().map(|m| m.text()).collect();
+            assert!(
+                all.contains(first),
+                "the first request is verbatim after compaction {seen}"
+            );
+            assert!(all.contains(&pinned), "the pin survives compaction {seen}");
+        }
+        i += 1;
+        assert!(i < 80);
+    }
+    // Pins belong to the lineage: a resumed agent has them.
+    let id = agent.session_id().to_string();
+    drop(agent);
+    let resumed = h
+        .builder(
+            &server,
+            Api::ChatCompletions,
+            h.config("scripted-model", 20_000),
+        )
+        .resume(&id)
+        .unwrap();
+    assert_eq!(resumed.pins().len(), 1);
+    assert_eq!(resumed.pins()[0].text(), pinned);
+}

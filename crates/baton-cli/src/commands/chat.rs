@@ -300,7 +300,7 @@ fn baton_home(db: Option<&Path>) -> Result<PathBuf, Failure> {
 fn agent_failure(error: AgentError) -> Failure {
     match error {
         AgentError::Store(e) => store_err(e),
-        AgentError::NoSuchSession(_) | AgentError::Config(_) => {
+        AgentError::NoSuchSession(_) | AgentError::Config(_) | AgentError::Pin(_) => {
             Failure::BadInput(error.to_string())
         }
     }
