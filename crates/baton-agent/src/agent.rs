@@ -196,6 +196,12 @@ pub struct Agent {
     pub(crate) pins: Vec<baton_core::Message>,
     /// The lineage's first user request, restored verbatim after each compaction.
     pub(crate) first_request: Option<baton_core::Message>,
+    /// The last calls' real usage: hit rate and growth for the cost policy.
+    pub(crate) cache_stats: crate::economics::CacheStats,
+    /// Every compaction of this agent's run, with what it cost and saved.
+    pub(crate) economics: Vec<crate::economics::CompactionEconomics>,
+    /// The cost policy's decision for the compaction about to run.
+    pub(crate) pending_decision: Option<crate::economics::Decision>,
 }
 
 impl Agent {
@@ -220,6 +226,9 @@ impl Agent {
             pending_output_cap: None,
             pins: Vec::new(),
             first_request: None,
+            cache_stats: Default::default(),
+            economics: Vec::new(),
+            pending_decision: None,
         };
         agent.pins = agent.load_pins();
         agent.first_request = agent.find_first_request();
@@ -332,6 +341,11 @@ impl Agent {
         }
         self.pins.remove(index);
         self.save_pins()
+    }
+
+    /// The compactions of this run and their economics (what `/usage` shows).
+    pub fn economics(&self) -> &[crate::economics::CompactionEconomics] {
+        &self.economics
     }
 
     pub fn pins(&self) -> &[baton_core::Message] {

@@ -155,6 +155,12 @@ impl Agent {
             });
         }
         self.totals.compactions += 1;
+        self.record_compaction(
+            &parent,
+            &child,
+            trigger.as_str(),
+            (result.tokens_before, result.tokens_after),
+        );
         let n = self.session.lineage_compactions();
         sink(AgentEvent::Compaction {
             from_session: parent,

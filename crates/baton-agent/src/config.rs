@@ -16,6 +16,8 @@ pub const PREFLIGHT_PASSES: u32 = 3;
 /// A resumed session whose rough estimate is over this share of the window is compacted
 /// before its first turn (the reference's gateway hygiene).
 pub const RESUME_HYGIENE_RATIO: f64 = 0.85;
+/// Calls ahead the cost policy prices by default.
+pub const DEFAULT_COST_HORIZON: u32 = 10;
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -42,6 +44,12 @@ pub struct AgentConfig {
     pub source: String,
     /// Token budget for pinned messages re-inserted after a compaction (share of the window).
     pub pin_budget_ratio: f64,
+    /// `[compression] policy`: compact at the threshold only, or earlier when cheaper.
+    pub policy: crate::economics::CompactionPolicy,
+    /// Calls ahead the cost policy prices (`[compression] cost_horizon_turns`).
+    pub cost_horizon: u32,
+    /// Whether summaries cost money (an LLM summarizer); the extractive one is free.
+    pub summarizer_priced: bool,
 }
 
 impl AgentConfig {
@@ -65,6 +73,9 @@ impl AgentConfig {
             command_timeout: Duration::from_secs(180),
             source: "cli".into(),
             pin_budget_ratio: 0.1,
+            policy: crate::economics::CompactionPolicy::Threshold,
+            cost_horizon: DEFAULT_COST_HORIZON,
+            summarizer_priced: true,
         }
     }
 

@@ -55,6 +55,12 @@ impl RequestEstimator {
         counted + self.system_tokens + self.tools_tokens + REPLY_PRIMING
     }
 
+    /// Tokens of the parts every request carries whatever its messages: system prompt and
+    /// tool schemas.
+    pub fn fixed_tokens(&self) -> usize {
+        self.system_tokens + self.tools_tokens
+    }
+
     /// The provider reported the real prompt size of the last request estimated.
     pub fn observe(&mut self, reported_prompt_tokens: u64) {
         if self.last_raw > 0 && reported_prompt_tokens > 0 {

@@ -15,6 +15,8 @@ pub mod approval;
 pub mod compaction;
 pub mod config;
 pub mod context_files;
+pub mod economics;
+mod economics_hooks;
 pub mod error;
 pub mod estimate;
 pub mod event;

@@ -244,6 +244,18 @@ impl Agent {
                 sink,
             )
             .await?;
+            return Ok(());
+        }
+        if let Some(decision) = self.cost_decision(prompt_tokens)
+            && decision.compacts()
+        {
+            self.pending_decision = Some(decision);
+            let done = self
+                .compact(Trigger::Cost, None, true, Some(prompt_tokens), sink)
+                .await?;
+            if done.is_none() {
+                self.pending_decision = None;
+            }
         }
         Ok(())
     }
@@ -316,6 +328,7 @@ impl Agent {
             .ok()
             .map(|c| c.usd);
         self.totals.add(&usage, cost);
+        self.observe_call(&usage, cost);
         sink(AgentEvent::Usage {
             model,
             usage,
