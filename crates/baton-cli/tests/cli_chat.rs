@@ -290,3 +290,55 @@ fn a_resumed_session_over_85_percent_is_compacted_before_its_first_call() {
         last.len()
     );
 }
+
+#[test]
+fn config_allows_named_destructive_patterns_and_rejects_unknown_names() {
+    let h = home();
+    std::fs::create_dir(h.path().join("victim")).unwrap();
+    std::fs::write(
+        h.path().join("config.toml"),
+        "[tools]\nallow_destructive = \"rm -rf\"\n[agent]\nmax_iterations = 5\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start_background(Script::replies([
+        Reply::tool_call("terminal", json!({"command": "rm -rf victim"})),
+        Reply::text("removed"),
+    ]))
+    .unwrap();
+    chat(&server, h.path())
+        .args(["-q", "clean"])
+        .assert()
+        .success();
+    assert!(!h.path().join("victim").exists(), "allowed by config.toml");
+    std::fs::write(
+        h.path().join("config.toml"),
+        "[tools]\nallow_destructive = \"rm -rfx\"\n",
+    )
+    .unwrap();
+    let out = chat(&server, h.path())
+        .args(["-q", "clean"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown pattern \"rm -rfx\"") && err.contains("git push --force"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_iteration_limit_stops_a_turn_that_keeps_calling_tools() {
+    let server = ScriptedServer::start_background(Script::responder(|_| {
+        Reply::tool_call("terminal", json!({"command": "true"}))
+    }))
+    .unwrap();
+    let h = home();
+    let out = chat(&server, h.path())
+        .args(["--max-iterations", "3", "-q", "loop"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(server.requests().len(), 3);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped after 3 model calls"));
+}

@@ -29,6 +29,14 @@ pub mod defaults {
     /// `baton-memory`'s limits (2,200 / 1,375 characters).
     pub const MEMORY_CHAR_LIMIT: u64 = 2_200;
     pub const USER_CHAR_LIMIT: u64 = 1_375;
+    /// Compact at the threshold only; `cost` also compacts earlier when cheaper.
+    pub const POLICY: &str = "threshold";
+    pub const COST_HORIZON_TURNS: u64 = 10;
+    /// Model calls one agent turn may make.
+    pub const MAX_ITERATIONS: u64 = 90;
+    pub const ALLOW_OUTSIDE_WORKDIR: bool = false;
+    /// Seconds a `terminal` command may run when the model gives no timeout.
+    pub const COMMAND_TIMEOUT: u64 = 180;
 }
 
 /// Environment variables that set a key. `OPENAI_BASE_URL` counts only while the provider
@@ -61,6 +69,17 @@ pub struct CompressionSettings {
     pub target_ratio: Setting<f64>,
     pub protect_last_n: Setting<u64>,
     pub max_attempts: Setting<u64>,
+    pub policy: Setting<String>,
+    pub cost_horizon_turns: Setting<u64>,
+}
+
+/// `[agent]` and `[tools]`: the agent runtime's limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentSettings {
+    pub max_iterations: Setting<u64>,
+    pub allow_outside_workdir: Setting<bool>,
+    pub command_timeout: Setting<u64>,
+    pub allow_destructive: Setting<String>,
 }
 
 /// `[auxiliary.compression]`: the model that writes summaries.
@@ -80,6 +99,8 @@ pub struct Config {
     pub model: ModelSettings,
     pub compression: CompressionSettings,
     pub auxiliary_compression: AuxiliarySettings,
+    /// `[agent]` and `[tools]`.
+    pub agent: AgentSettings,
     /// `[context] engine`
     pub engine: Setting<String>,
     /// `[prompt_caching] cache_ttl`
@@ -119,6 +140,14 @@ impl Config {
                 target_ratio: Setting::with_default(d::TARGET_RATIO),
                 protect_last_n: Setting::with_default(d::PROTECT_LAST_N),
                 max_attempts: Setting::with_default(d::MAX_ATTEMPTS),
+                policy: Setting::with_default(d::POLICY.into()),
+                cost_horizon_turns: Setting::with_default(d::COST_HORIZON_TURNS),
+            },
+            agent: AgentSettings {
+                max_iterations: Setting::with_default(d::MAX_ITERATIONS),
+                allow_outside_workdir: Setting::with_default(d::ALLOW_OUTSIDE_WORKDIR),
+                command_timeout: Setting::with_default(d::COMMAND_TIMEOUT),
+                allow_destructive: Setting::unset(),
             },
             auxiliary_compression: AuxiliarySettings {
                 provider: Setting::with_default(d::AUXILIARY_PROVIDER.into()),
@@ -144,6 +173,14 @@ impl Config {
             "compression.target_ratio" => Slot::Float(&mut self.compression.target_ratio),
             "compression.protect_last_n" => Slot::Count(&mut self.compression.protect_last_n),
             "compression.max_attempts" => Slot::Count(&mut self.compression.max_attempts),
+            "compression.policy" => Slot::Text(&mut self.compression.policy),
+            "compression.cost_horizon_turns" => {
+                Slot::Count(&mut self.compression.cost_horizon_turns)
+            }
+            "agent.max_iterations" => Slot::Count(&mut self.agent.max_iterations),
+            "tools.allow_outside_workdir" => Slot::Bool(&mut self.agent.allow_outside_workdir),
+            "tools.command_timeout" => Slot::Count(&mut self.agent.command_timeout),
+            "tools.allow_destructive" => Slot::Text(&mut self.agent.allow_destructive),
             "auxiliary.compression.provider" => {
                 Slot::Text(&mut self.auxiliary_compression.provider)
             }
@@ -328,6 +365,16 @@ impl Config {
             "compression.target_ratio" => float(&self.compression.target_ratio),
             "compression.protect_last_n" => count(&self.compression.protect_last_n),
             "compression.max_attempts" => count(&self.compression.max_attempts),
+            "compression.policy" => text(&self.compression.policy),
+            "compression.cost_horizon_turns" => count(&self.compression.cost_horizon_turns),
+            "agent.max_iterations" => count(&self.agent.max_iterations),
+            "tools.allow_outside_workdir" => self
+                .agent
+                .allow_outside_workdir
+                .get()
+                .map(|(v, s)| (Some(Value::Bool(*v)), s)),
+            "tools.command_timeout" => count(&self.agent.command_timeout),
+            "tools.allow_destructive" => text(&self.agent.allow_destructive),
             "auxiliary.compression.provider" => text(&self.auxiliary_compression.provider),
             "auxiliary.compression.model" => text(&self.auxiliary_compression.model),
             "auxiliary.compression.base_url" => text(&self.auxiliary_compression.base_url),

@@ -21,7 +21,7 @@ pub mod source;
 pub mod suggest;
 pub mod value;
 
-pub use config::{AuxiliarySettings, CompressionSettings, Config, ModelSettings};
+pub use config::{AgentSettings, AuxiliarySettings, CompressionSettings, Config, ModelSettings};
 pub use error::{ConfigError, Warning};
 pub use load::{Loaded, baton_home, config_path, load};
 pub use pricing::PriceOverride;

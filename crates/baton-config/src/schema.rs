@@ -103,6 +103,16 @@ pub const KEYS: &[KeySpec] = &[
         "max_attempts",
         Kind::Count { min: 1, max: 10 },
     ),
+    spec(
+        "compression",
+        "policy",
+        Kind::Choice(&["threshold", "cost"]),
+    ),
+    spec(
+        "compression",
+        "cost_horizon_turns",
+        Kind::Count { min: 1, max: 1_000 },
+    ),
     spec("auxiliary.compression", "provider", Kind::Text),
     spec("auxiliary.compression", "model", Kind::Text),
     spec("auxiliary.compression", "base_url", Kind::Text),
@@ -110,6 +120,22 @@ pub const KEYS: &[KeySpec] = &[
     spec("prompt_caching", "cache_ttl", Kind::Choice(&["5m", "1h"])),
     spec("memory", "memory_char_limit", POSITIVE),
     spec("memory", "user_char_limit", POSITIVE),
+    spec(
+        "agent",
+        "max_iterations",
+        Kind::Count {
+            min: 1,
+            max: 10_000,
+        },
+    ),
+    spec("tools", "allow_outside_workdir", Kind::Bool),
+    spec(
+        "tools",
+        "command_timeout",
+        Kind::Count { min: 1, max: 3_600 },
+    ),
+    // Comma-separated names of destructive-command patterns that need no confirmation.
+    spec("tools", "allow_destructive", Kind::Text),
 ];
 
 /// The table of per-model price overrides: `[pricing."<model>"]`.

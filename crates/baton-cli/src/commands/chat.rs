@@ -58,9 +58,9 @@ pub struct ChatArgs {
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
-    /// Most model calls in the turn.
-    #[arg(long, default_value_t = baton_agent::config::DEFAULT_MAX_ITERATIONS)]
-    pub max_iterations: u32,
+    /// Most model calls in the turn (default: `[agent] max_iterations`, else 90).
+    #[arg(long)]
+    pub max_iterations: Option<u32>,
 
     /// Who writes compaction summaries: `llm` (the session's model, or
     /// `[auxiliary.compression]` when configured), `extractive` (offline) or `exec:COMMAND`.
@@ -124,14 +124,22 @@ pub fn run(args: &ChatArgs, settings: &Settings) -> Result<(), Failure> {
     let baton_home = baton_home(args.db.as_deref())?;
     let mut agent_config =
         chat_settings::agent_config(&config, &model, &window, workdir, baton_home)?;
-    agent_config.max_iterations = args.max_iterations.max(1);
+    if let Some(n) = args.max_iterations {
+        agent_config.max_iterations = n.max(1);
+    }
+    agent_config.summarizer_priced = args.summarizer == "llm";
     let summarizer =
         chat_settings::summarizer(&args.summarizer, &config, &provider, &model, settings)?;
     let engine = chat_settings::engine(&config, &model, &window, summarizer)?;
     let memory = chat_settings::memory(&config, &agent_config.baton_home)?;
     let prompt = SystemPromptBuilder::new(agent_config.workdir.clone(), &model)
         .with_memory(chat_settings::memory_block(&memory));
-    let tools = chat_settings::tools(&store, &memory, summarizer_for_search(&args.summarizer));
+    let tools = chat_settings::tools(
+        &store,
+        &memory,
+        summarizer_for_search(&args.summarizer),
+        chat_settings::destructive_policy(&config)?,
+    );
     let builder = AgentBuilder::new(agent_config, provider, store.clone())
         .engine(engine)
         .prices(price_table(settings)?)

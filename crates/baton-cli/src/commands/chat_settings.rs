@@ -36,6 +36,28 @@ pub fn agent_config(
     if let Some((attempts, _)) = config.compression.max_attempts.get() {
         agent.max_compression_attempts = u32::try_from(*attempts).unwrap_or(u32::MAX);
     }
+    let count = |s: &baton_config::Setting<u64>| s.get().map(|(v, _)| *v);
+    if let Some((policy, _)) = Config::text(&config.compression.policy) {
+        agent.policy =
+            baton_agent::economics::CompactionPolicy::parse(&policy).ok_or_else(|| {
+                Failure::BadInput(format!(
+                    "{}: compression.policy = {policy:?}: expected \"threshold\" or \"cost\"",
+                    config.path.display()
+                ))
+            })?;
+    }
+    if let Some(n) = count(&config.compression.cost_horizon_turns) {
+        agent.cost_horizon = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if let Some(n) = count(&config.agent.max_iterations) {
+        agent.max_iterations = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if let Some(n) = count(&config.agent.command_timeout) {
+        agent.command_timeout = Duration::from_secs(n);
+    }
+    if let Some((allow, _)) = config.agent.allow_outside_workdir.get() {
+        agent.allow_outside_workdir = *allow;
+    }
     if let Some((ttl, _)) = Config::text(&config.cache_ttl) {
         agent.cache_ttl = Some(CacheTtl::parse(&ttl).map_err(|e| {
             Failure::BadInput(format!("{}: cache_ttl: {e}", config.path.display()))
@@ -161,15 +183,37 @@ pub fn memory_block(memory: &Memory) -> baton_agent::system_prompt::MemoryBlock 
     })
 }
 
+/// `[tools] allow_destructive`: pattern names (comma-separated) that need no confirmation;
+/// an unknown name is an error naming the known ones.
+pub fn destructive_policy(
+    config: &Config,
+) -> Result<baton_agent::tools::DestructivePolicy, Failure> {
+    let known = baton_agent::tools::destructive::pattern_names();
+    let mut allowed = Vec::new();
+    if let Some((list, _)) = Config::text(&config.agent.allow_destructive) {
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if !known.contains(&name) {
+                return Err(Failure::BadInput(format!(
+                    "{}: tools.allow_destructive: unknown pattern {name:?}; the patterns are: {}",
+                    config.path.display(),
+                    known.join(", ")
+                )));
+            }
+            allowed.push(name.to_string());
+        }
+    }
+    Ok(baton_agent::tools::DestructivePolicy { allowed })
+}
+
 /// Every tool `baton chat` gives the model.
 pub fn tools(
     store: &Arc<baton_store::SqliteStore>,
     memory: &Memory,
     search_summarizer: Arc<dyn Summarizer>,
+    policy: baton_agent::tools::DestructivePolicy,
 ) -> baton_agent::ToolRegistry {
     let mut registry = baton_agent::ToolRegistry::new();
-    for tool in baton_agent::tools::builtin_tools(baton_agent::tools::DestructivePolicy::default())
-    {
+    for tool in baton_agent::tools::builtin_tools(policy) {
         registry.register(tool);
     }
     registry.register(Arc::new(baton_agent::recall::HistorySearch::new(
