@@ -278,6 +278,27 @@ fn walk(base_url: &str) {
         args(&["config", "show", "--json"]),
         Stdout::Json,
     );
+    // The agent's events, one JSON object per line.
+    case(
+        "chat",
+        args(&[
+            "chat",
+            "--db",
+            &db,
+            "--base-url",
+            base_url,
+            "--model",
+            "gpt-4o-mini",
+            "--context-length",
+            "128000",
+            "--summarizer",
+            "extractive",
+            "--json",
+            "-q",
+            "hello",
+        ]),
+        Stdout::JsonLines,
+    );
     case(
         "config path",
         args(&["config", "path", "--json"]),

@@ -31,6 +31,35 @@ pub(crate) fn finish_stream(
     })
 }
 
+/// Whether a server answered a streamed request with one JSON document instead of an event
+/// stream. Some OpenAI-compatible servers and proxies ignore `stream: true`; their answer is
+/// complete, so it is parsed whole rather than reported as a stream that never finished.
+pub(crate) fn answered_whole(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"))
+}
+
+/// Hands a whole answer to a stream's sink as if it had streamed (reasoning, text, usage), so
+/// a host that shows deltas shows it too.
+pub(crate) fn replay(
+    response: &crate::response::ChatResponse,
+    sink: &mut crate::provider::EventSink<'_>,
+) {
+    use crate::response::StreamEvent;
+    let reasoning = response.message.reasoning_text();
+    if !reasoning.is_empty() {
+        sink(StreamEvent::ReasoningDelta(reasoning));
+    }
+    let text = response.message.text();
+    if !text.is_empty() {
+        sink(StreamEvent::TextDelta(text));
+    }
+    sink(StreamEvent::Usage(response.usage));
+}
+
 /// One event: its `event:` name, if any, and its `data:` lines joined with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {

@@ -46,6 +46,13 @@ impl AnthropicClient {
         request.validate()?;
         let body = convert::request_body(request, true);
         let (response, attempts) = self.transport.post(MESSAGES_PATH, &body).await?;
+        if crate::sse::answered_whole(&response) {
+            let url = self.transport.url(MESSAGES_PATH);
+            let json = self.transport.read_json(response, &url).await?;
+            let whole = convert::parse_response(&self.transport.provider, json, attempts)?;
+            crate::sse::replay(&whole, sink);
+            return Ok(whole);
+        }
         let mut assembler = AnthropicAssembler::default();
         let read = self
             .transport

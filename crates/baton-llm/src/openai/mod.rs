@@ -55,6 +55,13 @@ impl OpenAiClient {
         request.validate()?;
         let body = convert::request_body(request, &self.cache_route, true);
         let (response, attempts) = self.transport.post(self.chat_path, &body).await?;
+        if crate::sse::answered_whole(&response) {
+            let url = self.transport.url(self.chat_path);
+            let json = self.transport.read_json(response, &url).await?;
+            let whole = convert::parse_response(&self.transport.provider, json, attempts)?;
+            crate::sse::replay(&whole, sink);
+            return Ok(whole);
+        }
         let mut assembler = ChatAssembler::default();
         let read = self
             .transport

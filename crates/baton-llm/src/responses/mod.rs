@@ -41,6 +41,13 @@ impl ResponsesClient {
         request.validate()?;
         let body = convert::request_body(request, true);
         let (response, attempts) = self.transport.post(RESPONSES_PATH, &body).await?;
+        if crate::sse::answered_whole(&response) {
+            let url = self.transport.url(RESPONSES_PATH);
+            let json = self.transport.read_json(response, &url).await?;
+            let whole = convert::parse_response(&self.transport.provider, json, attempts)?;
+            crate::sse::replay(&whole, sink);
+            return Ok(whole);
+        }
         let mut assembler = ResponsesAssembler::default();
         let read = self
             .transport
