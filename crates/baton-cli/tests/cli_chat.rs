@@ -342,3 +342,65 @@ fn the_iteration_limit_stops_a_turn_that_keeps_calling_tools() {
     assert_eq!(server.requests().len(), 3);
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped after 3 model calls"));
 }
+
+/// On a real pseudo-terminal (util-linux `script`), a destructive command is put to the user.
+#[test]
+fn on_a_terminal_the_user_is_asked_before_a_destructive_command() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: `script` (util-linux) is not installed, no pseudo-terminal to test on");
+        return;
+    }
+    for (answer, removed) in [("n", false), ("y", true)] {
+        let server = ScriptedServer::start_background(Script::replies([
+            Reply::tool_call("terminal", json!({"command": "rm -rf victim"})),
+            Reply::text("over"),
+        ]))
+        .unwrap();
+        let h = home();
+        std::fs::create_dir(h.path().join("victim")).unwrap();
+        let baton = assert_cmd::cargo::cargo_bin("baton");
+        let command = format!(
+            "{} chat --model scripted-model --context-length 200000 --summarizer extractive \
+             --base-url {} -q 'clean up'",
+            baton.display(),
+            server.base_url(Api::ChatCompletions)
+        );
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("BATON_HOME", h.path())
+            .env("OPENAI_API_KEY", "sk-cli-test-key")
+            .env_remove("OPENAI_BASE_URL")
+            .current_dir(h.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while server.requests().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(20));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(format!("{answer}\n").as_bytes()).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            shown.contains("Allow it?") && shown.contains("rm -rf victim"),
+            "{shown}"
+        );
+        assert_eq!(
+            !h.path().join("victim").exists(),
+            removed,
+            "answer {answer}: {shown}"
+        );
+    }
+}

@@ -172,6 +172,9 @@ pub fn run(args: &ChatArgs, settings: &Settings) -> Result<(), Failure> {
             outln!();
         }
         errln!("{}", usage_line(agent.totals(), agent.session_id()));
+        for record in agent.economics() {
+            errln!("{}", record.render());
+        }
     }
     match outcome.reason {
         StopReason::FinalAnswer | StopReason::IterationLimit => Ok(()),
@@ -261,19 +264,17 @@ fn summarizer_for_search(_spec: &str) -> Arc<dyn baton_core::summary::Summarizer
     Arc::new(baton_core::summary::extractive::ExtractiveSummarizer)
 }
 
-/// Destructive commands: `--yes` allows them; otherwise they are refused, since `-q` has no
-/// one to ask.
+/// Destructive commands: `--yes` allows them; on a terminal the user is asked; without one
+/// they are refused with how to allow them.
 fn approver(yes: bool) -> Arc<dyn Approver> {
     if yes {
         return Arc::new(AllowAll);
     }
-    let explanation = if std::io::stdin().is_terminal() {
-        "baton chat -q does not stop to ask; rerun with --yes to allow it"
-    } else {
-        "there is no terminal to confirm it on; rerun with --yes to allow it"
-    };
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        return Arc::new(crate::commands::confirm::TerminalApprover::default());
+    }
     Arc::new(RefuseAll {
-        explanation: explanation.into(),
+        explanation: "there is no terminal to confirm it on; rerun with --yes to allow it".into(),
     })
 }
 

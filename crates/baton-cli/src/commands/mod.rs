@@ -6,6 +6,7 @@ pub mod compress;
 pub mod compress_session;
 pub mod compress_settings;
 pub mod config;
+pub mod confirm;
 pub mod io;
 pub mod llm;
 pub mod memory;
