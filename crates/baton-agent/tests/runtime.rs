@@ -45,6 +45,7 @@ async fn a_long_session_continues_in_three_sessions_and_keeps_every_message_stor
     let root = agent.session_id().to_string();
     let mut total = 0;
     let mut step = 0;
+    let mut notices = Vec::new();
     while total < 3 {
         assert!(step < 60, "three compactions within 60 steps");
         let text = if step == 0 {
@@ -55,8 +56,20 @@ async fn a_long_session_continues_in_three_sessions_and_keeps_every_message_stor
         let (outcome, events) = turn(&mut agent, &text).await;
         assert_eq!(outcome.reason, StopReason::FinalAnswer, "{outcome:?}");
         total += compactions(&events);
+        notices.extend(events.into_iter().filter_map(|e| match e {
+            AgentEvent::Notice { message } => Some(message),
+            _ => None,
+        }));
         step += 1;
     }
+    // From the second compaction on, the user is told detail may be lost and how to recall it.
+    let loss: Vec<&String> = notices.iter().filter(|n| n.contains("compacted")).collect();
+    assert_eq!(loss.len(), 2, "{notices:?}");
+    assert!(
+        loss[0].contains("2 times") && loss[0].contains("history_search"),
+        "{}",
+        loss[0]
+    );
     let chain = h.store.compression_chain(agent.session_id()).unwrap();
     assert_eq!(chain.len(), 4, "root + three continuations: {chain:?}");
     assert_eq!(chain[0], root);
