@@ -5,10 +5,15 @@
 #    baton-store/tests/sqlite_compat.rs checks that a database Baton migrated stays writable by
 #    the reference design's code and that its CJK index catches up with rows another program
 #    inserted.
+#  - time: GNU time (/usr/bin/time -f %M), with which baton-cli/tests/memory_bound.rs measures
+#    the peak memory of `tokens` and `compress` on a file of 200,000 tiny messages.
+#  - script (bsdutils, essential on Debian): the pseudo-terminal of cli_chat's confirmation test.
 set -euo pipefail
 
 missing=()
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+[ -x /usr/bin/time ] || missing+=(time)
+command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"

@@ -56,6 +56,11 @@ fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, FormatError> {
     Ok(out)
 }
 
+/// The syntax error of JSON Lines line `line`.
+pub(crate) fn line_error(e: &serde_json::Error, line: usize) -> FormatError {
+    json_error(e, Some(line))
+}
+
 /// A JSON syntax error; `line` overrides serde's line for JSON Lines (where serde sees one line).
 fn json_error(e: &serde_json::Error, line: Option<usize>) -> FormatError {
     let message = e.to_string();

@@ -140,6 +140,11 @@ pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, Lo
 /// Parses conversation text. `forced` overrides the detected dialect, and its layout (for the
 /// names that imply one) must match the text's structure.
 pub fn parse_document(text: &str, forced: Option<FormatName>) -> Result<Document, LoadError> {
+    if forced.is_none()
+        && let Some(document) = message_lines(text)?
+    {
+        return Ok(document);
+    }
     let parsed = parse_text(text).map_err(at(None, None))?;
     let detected = detect_parsed(&parsed);
     let transcript = match (forced, &detected) {
@@ -174,6 +179,60 @@ pub fn parse_document(text: &str, forced: Option<FormatName>) -> Result<Document
         conversations,
         transcript: None,
     })
+}
+
+/// Lines detection looks at before deciding a file is JSON Lines of OpenAI messages.
+const DETECT_LINES: usize = 64;
+
+/// JSON Lines of OpenAI messages — the shape of the largest files — converted one line at a
+/// time: each line's `Value` is dropped as soon as its message is built, instead of holding a
+/// `Value` tree for every line of the file (with `preserve_order` and `arbitrary_precision`
+/// that tree took ~20× the file's size). Detection reads the first lines; any other shape, or
+/// a first line that does not parse, goes the general way (which reports errors as before).
+fn message_lines(text: &str) -> Result<Option<Document>, LoadError> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, first)) = lines.clone().next() else {
+        return Ok(None);
+    };
+    if first.len() >= text.trim_end().len() {
+        return Ok(None);
+    }
+    let mut prefix = Vec::new();
+    for (i, line) in lines.clone().take(DETECT_LINES) {
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => prefix.push((i + 1, v)),
+            Err(_) if prefix.is_empty() => return Ok(None),
+            Err(_) => break,
+        }
+    }
+    let detected = match detect_parsed(&Parsed::Lines(prefix)) {
+        Ok(d) => d,
+        Err(_) => return Ok(None),
+    };
+    if detected.transcript.is_some()
+        || detected.layout != Layout::MessageLines
+        || detected.dialect != Dialect::OpenAi
+    {
+        return Ok(None);
+    }
+    let mut messages = Vec::new();
+    for (index, (i, line)) in lines.by_ref().enumerate() {
+        let value = serde_json::from_str::<Value>(line)
+            .map_err(|e| at(Some(i + 1), None)(crate::formats::detect::line_error(&e, i + 1)))?;
+        let message = Message::from_value(value, index)
+            .map_err(|e| at(Some(i + 1), None)(FormatError::from(e)))?;
+        messages.push(message);
+    }
+    messages.shrink_to_fit();
+    Ok(Some(Document {
+        dialect: Dialect::OpenAi,
+        layout: Layout::MessageLines,
+        conversations: vec![Conversation::new(messages)],
+        transcript: None,
+    }))
 }
 
 /// Imports an agent-CLI transcript: JSON Lines for Claude Code and Codex (a single object is
