@@ -2,7 +2,7 @@
 //! lineage is left out; `history_search` covers it), grouped by conversation and summarized
 //! under a deadline by baton-store's pipeline.
 
-use crate::tool::{Tool, ToolContext, ToolError, function_schema};
+use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use baton_core::summary::{BoxFuture, Summarizer};
 use baton_store::SqliteStore;
 use baton_store::session_search::{MAX_LIMIT, SessionSearchRequest, session_search};
@@ -53,12 +53,7 @@ impl Tool for SessionSearchTool {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            let Some(query) = arguments.get("query").and_then(Value::as_str) else {
-                return Err(ToolError::InvalidArguments {
-                    tool: "session_search".into(),
-                    message: "`query` (a string) is required".into(),
-                });
-            };
+            let query = args::required_str("session_search", &arguments, "query")?;
             let roles = arguments
                 .get("roles")
                 .and_then(Value::as_array)

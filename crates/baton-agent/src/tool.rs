@@ -111,3 +111,58 @@ pub fn function_schema(name: &str, description: &str, parameters: Value) -> Valu
         "function": {"name": name, "description": description, "parameters": parameters}
     })
 }
+
+/// Reading a call's arguments, with the errors a model can act on.
+pub mod args {
+    use super::ToolError;
+    use serde_json::Value;
+
+    fn invalid(tool: &str, message: String) -> ToolError {
+        ToolError::InvalidArguments {
+            tool: tool.to_string(),
+            message,
+        }
+    }
+
+    /// A required string argument.
+    pub fn required_str<'v>(
+        tool: &str,
+        arguments: &'v Value,
+        key: &str,
+    ) -> Result<&'v str, ToolError> {
+        arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid(tool, format!("`{key}` (a string) is required")))
+    }
+
+    /// A required string argument that must not be blank.
+    pub fn required_text<'v>(
+        tool: &str,
+        arguments: &'v Value,
+        key: &str,
+    ) -> Result<&'v str, ToolError> {
+        let text = required_str(tool, arguments, key)?;
+        if text.trim().is_empty() {
+            return Err(invalid(tool, format!("`{key}` must not be empty")));
+        }
+        Ok(text)
+    }
+
+    /// An optional whole number of at least `min`; absent or `null` gives `None`.
+    pub fn optional_count(
+        tool: &str,
+        arguments: &Value,
+        key: &str,
+        min: u64,
+    ) -> Result<Option<u64>, ToolError> {
+        match arguments.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| *n >= min)
+                .map(Some)
+                .ok_or_else(|| invalid(tool, format!("`{key}` must be a whole number ≥ {min}"))),
+        }
+    }
+}

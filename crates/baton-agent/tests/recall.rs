@@ -45,11 +45,7 @@ async fn facts_summarized_away_are_found_and_expanded_in_any_language() {
     let queue = later.clone();
     let server = ScriptedServer::start(Script::responder(move |request| {
         let question = request.last_user_text();
-        let last_role = request.body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .map(|m| m["role"].as_str().unwrap_or_default().to_string())
-            .unwrap_or_default();
+        let last_role = request.last_role();
         if question.starts_with("Where was") {
             return queue
                 .lock()

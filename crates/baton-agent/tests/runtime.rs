@@ -497,10 +497,7 @@ async fn switching_to_a_smaller_window_compacts_before_the_first_call() {
 async fn soak_500_turns_with_tool_calls_stays_valid_and_bounded() {
     let h = Harness::new();
     let server = ScriptedServer::start(Script::responder(|request| {
-        let last_is_tool = request.body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .is_some_and(|m| m["role"] == "tool");
+        let last_is_tool = request.last_role() == "tool";
         if last_is_tool {
             Reply::text(format!("done: {}", request.last_user_text()))
         } else {
@@ -561,10 +558,7 @@ async fn soak_500_turns_with_tool_calls_stays_valid_and_bounded() {
 async fn the_first_request_and_pins_survive_every_compaction_and_a_resume() {
     let h = Harness::new();
     let server = ScriptedServer::start(Script::responder(|request| {
-        let last_is_tool = request.body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .is_some_and(|m| m["role"] == "tool");
+        let last_is_tool = request.last_role() == "tool";
         let asked = request.last_user_text();
         if asked.contains("constraint") {
             return Reply::text(

@@ -12,20 +12,34 @@ use std::time::{Duration, Instant};
 
 /// `baton chat` pointed at `server` with its own home and database in `home`.
 fn chat(server: &ScriptedServer, home: &Path) -> assert_cmd::Command {
+    chat_window(server, home, 200_000)
+}
+
+fn chat_window(server: &ScriptedServer, home: &Path, window: u32) -> assert_cmd::Command {
     let mut cmd = common::baton();
     cmd.env("BATON_HOME", home)
         .env("OPENAI_API_KEY", "sk-cli-test-key")
         .current_dir(home)
-        .args([
-            "chat",
-            "--model",
-            "scripted-model",
-            "--context-length",
-            "200000",
-        ])
-        .args(["--base-url", &server.base_url(Api::ChatCompletions)])
-        .args(["--summarizer", "extractive"]);
+        .args(chat_args(server, window));
     cmd
+}
+
+/// The arguments of `baton chat` against `server` with a `window`-token context.
+fn chat_args(server: &ScriptedServer, window: u32) -> Vec<String> {
+    let window = window.to_string();
+    let base_url = server.base_url(Api::ChatCompletions);
+    let args = [
+        "chat",
+        "--model",
+        "scripted-model",
+        "--context-length",
+        &window,
+        "--base-url",
+        &base_url,
+        "--summarizer",
+        "extractive",
+    ];
+    args.iter().map(|a| a.to_string()).collect()
 }
 
 fn home() -> tempfile::TempDir {
@@ -243,7 +257,7 @@ fn an_interrupted_turn_leaves_a_session_that_resumes() {
 #[test]
 fn a_resumed_session_over_85_percent_is_compacted_before_its_first_call() {
     let h = home();
-    // A stored session of ~27K tokens, resumed with a 16K window.
+    // A stored session of ~55K tokens, resumed with a 32K window.
     let filler = "log line with some details about the build; ".repeat(100);
     let mut replies = Vec::new();
     for _ in 0..12 {
@@ -260,23 +274,7 @@ fn a_resumed_session_over_85_percent_is_compacted_before_its_first_call() {
             .assert()
             .success();
     }
-    let out = common::baton()
-        .env("BATON_HOME", h.path())
-        .env("OPENAI_API_KEY", "sk-cli-test-key")
-        .current_dir(h.path())
-        .args([
-            "chat",
-            "--model",
-            "scripted-model",
-            "--context-length",
-            "32000",
-        ])
-        .args([
-            "--base-url",
-            &server.base_url(Api::ChatCompletions),
-            "--summarizer",
-            "extractive",
-        ])
+    let out = chat_window(&server, h.path(), 32_000)
         .args(["--continue", "-q", "and now?"])
         .output()
         .unwrap();
@@ -364,10 +362,9 @@ fn on_a_terminal_the_user_is_asked_before_a_destructive_command() {
         std::fs::create_dir(h.path().join("victim")).unwrap();
         let baton = assert_cmd::cargo::cargo_bin("baton");
         let command = format!(
-            "{} chat --model scripted-model --context-length 200000 --summarizer extractive \
-             --base-url {} -q 'clean up'",
+            "{} {} -q 'clean up'",
             baton.display(),
-            server.base_url(Api::ChatCompletions)
+            chat_args(&server, 200_000).join(" ")
         );
         let mut child = std::process::Command::new("script")
             .args(["-qec", &command, "/dev/null"])

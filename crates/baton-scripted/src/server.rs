@@ -57,6 +57,23 @@ impl Captured {
         wire::last_user_text(self.api, &self.body)
     }
 
+    /// The role of the request's last message (`tool` means the model is answering tool
+    /// results), as the API names it; Responses items without a role report their `type`.
+    pub fn last_role(&self) -> String {
+        let list = match self.api {
+            Api::Responses => self.body.get("input"),
+            _ => self.body.get("messages"),
+        };
+        let Some(last) = list.and_then(Value::as_array).and_then(|m| m.last()) else {
+            return String::new();
+        };
+        last.get("role")
+            .or_else(|| last.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The whole request as text, for responders that look for a marker anywhere in it.
     pub fn text(&self) -> String {
         self.body.to_string()

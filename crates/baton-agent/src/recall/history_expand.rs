@@ -5,7 +5,7 @@
 
 use crate::recall::render::render;
 use crate::recall::span::SpanRef;
-use crate::tool::{Tool, ToolContext, ToolError, function_schema};
+use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use baton_core::summary::BoxFuture;
 use baton_core::tokens::rough_text_tokens;
 use baton_store::SqliteStore;
@@ -57,10 +57,7 @@ impl Tool for HistoryExpand {
                 tool: "history_expand".into(),
                 message,
             };
-            let text = arguments
-                .get("ref")
-                .and_then(Value::as_str)
-                .ok_or_else(|| invalid("`ref` (a string) is required".into()))?;
+            let text = args::required_str("history_expand", &arguments, "ref")?;
             let span = SpanRef::parse(text).map_err(invalid)?;
             if !ctx.lineage.contains(&span.session) {
                 return Err(ToolError::Refused(format!(

@@ -3,7 +3,7 @@
 //! reference for `history_expand`.
 
 use crate::recall::span::SpanRef;
-use crate::tool::{Tool, ToolContext, ToolError, function_schema};
+use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use baton_core::summary::BoxFuture;
 use baton_store::{SearchQuery, SqliteStore, StoreError};
 use serde_json::{Value, json};
@@ -50,14 +50,7 @@ impl Tool for HistorySearch {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            let query = arguments
-                .get("query")
-                .and_then(Value::as_str)
-                .filter(|q| !q.trim().is_empty())
-                .ok_or_else(|| ToolError::InvalidArguments {
-                    tool: "history_search".into(),
-                    message: "`query` (a non-empty string) is required".into(),
-                })?;
+            let query = args::required_text("history_search", &arguments, "query")?;
             let limit = arguments
                 .get("limit")
                 .and_then(Value::as_u64)

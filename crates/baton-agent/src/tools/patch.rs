@@ -2,7 +2,7 @@
 //! `replace_all`), so an edit never lands in the wrong place; when it is missing the error
 //! points at the closest line, and when it repeats, at every place it occurs.
 
-use crate::tool::{Tool, ToolContext, ToolError, function_schema};
+use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use crate::tools::paths::{Access, resolve};
 use crate::tools::write_file::write_atomically;
 use baton_core::summary::BoxFuture;
@@ -39,14 +39,7 @@ impl Tool for Patch {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            let field = |k: &str| {
-                arguments.get(k).and_then(Value::as_str).ok_or_else(|| {
-                    ToolError::InvalidArguments {
-                        tool: "patch".into(),
-                        message: format!("`{k}` (a string) is required"),
-                    }
-                })
-            };
+            let field = |k: &str| args::required_str("patch", &arguments, k);
             let given = field("path")?;
             let old = field("old_text")?;
             let new = field("new_text")?;

@@ -2,7 +2,7 @@
 //! file goes on — the way to read a spilled tool output or a large file without flooding the
 //! context. Exempt from the tool-output spill (a read that spilled would be read again).
 
-use crate::tool::{Tool, ToolContext, ToolError, function_schema};
+use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use crate::tools::paths::{Access, resolve};
 use baton_core::summary::BoxFuture;
 use serde_json::{Value, json};
@@ -43,17 +43,10 @@ impl Tool for ReadFile {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            let invalid = |m: &str| ToolError::InvalidArguments {
-                tool: "read_file".into(),
-                message: m.into(),
-            };
-            let given = arguments
-                .get("path")
-                .and_then(Value::as_str)
-                .ok_or_else(|| invalid("`path` (a string) is required"))?;
-            let offset = number(&arguments, "offset", 1).map_err(|m| invalid(&m))?;
-            let limit = number(&arguments, "limit", DEFAULT_LIMIT)
-                .map_err(|m| invalid(&m))?
+            let given = args::required_str("read_file", &arguments, "path")?;
+            let offset = args::optional_count("read_file", &arguments, "offset", 1)?.unwrap_or(1);
+            let limit = args::optional_count("read_file", &arguments, "limit", 1)?
+                .unwrap_or(DEFAULT_LIMIT)
                 .min(MAX_LIMIT);
             let path = resolve(ctx, given, Access::Read)?;
             let given = given.to_string();
@@ -61,16 +54,6 @@ impl Tool for ReadFile {
                 .await
                 .map_err(|e| ToolError::Failed(format!("read failed: {e}")))?
         })
-    }
-}
-
-fn number(arguments: &Value, key: &str, default: u64) -> Result<u64, String> {
-    match arguments.get(key) {
-        None | Some(Value::Null) => Ok(default),
-        Some(v) => v
-            .as_u64()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| format!("`{key}` must be a whole number ≥ 1")),
     }
 }
 

@@ -5,7 +5,7 @@
 //! read: the head and the tail, with the count of what was left out between them.
 
 use crate::approval::Approval;
-use crate::tool::{Tool, ToolContext, ToolError, function_schema};
+use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use crate::tools::destructive::DestructivePolicy;
 use crate::tools::paths::{Access, resolve};
 use baton_core::summary::BoxFuture;
@@ -61,24 +61,11 @@ impl Tool for Terminal {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            let invalid = |message: &str| ToolError::InvalidArguments {
-                tool: "terminal".into(),
-                message: message.into(),
-            };
-            let command = arguments
-                .get("command")
-                .and_then(Value::as_str)
-                .filter(|c| !c.trim().is_empty())
-                .ok_or_else(|| invalid("`command` (a non-empty string) is required"))?;
-            let timeout = match arguments.get("timeout_seconds") {
-                None | Some(Value::Null) => ctx.command_timeout,
-                Some(v) => Duration::from_secs(
-                    v.as_u64()
-                        .filter(|s| *s >= 1)
-                        .ok_or_else(|| invalid("`timeout_seconds` must be a whole number ≥ 1"))?
-                        .min(MAX_TIMEOUT_SECONDS),
-                ),
-            };
+            let command = args::required_text("terminal", &arguments, "command")?;
+            let timeout = args::optional_count("terminal", &arguments, "timeout_seconds", 1)?
+                .map_or(ctx.command_timeout, |s| {
+                    Duration::from_secs(s.min(MAX_TIMEOUT_SECONDS))
+                });
             let dir = match arguments.get("workdir").and_then(Value::as_str) {
                 Some(d) => resolve(ctx, d, Access::Write)?,
                 None => ctx.workdir.clone(),

@@ -1,7 +1,7 @@
 //! `write_file`: replace or create a file, atomically (a temporary file in the same folder,
 //! then a rename), so a crash or a full disk never leaves half a file where the old one was.
 
-use crate::tool::{Tool, ToolContext, ToolError, function_schema};
+use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use crate::tools::paths::{Access, resolve};
 use baton_core::summary::BoxFuture;
 use serde_json::{Value, json};
@@ -34,14 +34,7 @@ impl Tool for WriteFile {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            let field = |k: &str| {
-                arguments.get(k).and_then(Value::as_str).ok_or_else(|| {
-                    ToolError::InvalidArguments {
-                        tool: "write_file".into(),
-                        message: format!("`{k}` (a string) is required"),
-                    }
-                })
-            };
+            let field = |k: &str| args::required_str("write_file", &arguments, k);
             let given = field("path")?;
             let content = field("content")?;
             let path = resolve(ctx, given, Access::Write)?;
