@@ -7,7 +7,7 @@ mod common;
 
 use baton_agent::AgentEvent;
 use baton_agent::economics::{CompactionEconomics, CompactionPolicy, Decision};
-use baton_scripted::{Api, Reply, Script, ScriptedServer, Usage};
+use baton_scripted::{Api, Reply, ScriptedServer, Usage};
 use baton_store::SessionStore;
 use common::{Harness, turn};
 use serde_json::json;
@@ -37,9 +37,7 @@ async fn run(usage: Usage) -> (Harness, Vec<AgentEvent>, baton_agent::Agent, Scr
             completion: 50,
         },
     ));
-    let server = ScriptedServer::start(Script::replies(script))
-        .await
-        .unwrap();
+    let server = common::serve(script).await;
     let mut config = h.config("claude-sonnet-4-5", 200_000);
     config.policy = CompactionPolicy::Cost;
     // An LLM summarizer, priced like the session model.

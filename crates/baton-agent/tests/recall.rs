@@ -66,14 +66,7 @@ async fn facts_summarized_away_are_found_and_expanded_in_any_language() {
     }))
     .await
     .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("scripted-model", 20_000),
-        )
-        .start()
-        .unwrap();
+    let mut agent = h.agent(&server, Api::ChatCompletions, "scripted-model", 20_000);
     turn(
         &mut agent,
         "Remember: the deploy key is in vault path secret/zebra-42. 配置文件在 /etc/baton/设置.toml",
@@ -180,14 +173,7 @@ async fn before_any_compaction_history_search_says_everything_is_in_view() {
     ]))
     .await
     .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("scripted-model", 200_000),
-        )
-        .start()
-        .unwrap();
+    let mut agent = h.agent(&server, Api::ChatCompletions, "scripted-model", 200_000);
     turn(&mut agent, "search").await;
     let result = agent
         .session()

@@ -31,17 +31,8 @@ async fn a_long_session_continues_in_three_sessions_and_keeps_every_message_stor
     for step in 0..60 {
         replies.extend(step_replies(step, 6_000));
     }
-    let server = ScriptedServer::start(Script::replies(replies))
-        .await
-        .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("scripted-model", 20_000),
-        )
-        .start()
-        .unwrap();
+    let server = common::serve(replies).await;
+    let mut agent = h.agent(&server, Api::ChatCompletions, "scripted-model", 20_000);
     let root = agent.session_id().to_string();
     let mut total = 0;
     let mut step = 0;
@@ -126,17 +117,8 @@ async fn an_overflow_mid_session_is_compacted_and_the_call_retried() {
         26_000,
     ));
     replies.push(Reply::text("answered after the compaction"));
-    let server = ScriptedServer::start(Script::replies(replies))
-        .await
-        .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("scripted-model", 40_000),
-        )
-        .start()
-        .unwrap();
+    let server = common::serve(replies).await;
+    let mut agent = h.agent(&server, Api::ChatCompletions, "scripted-model", 40_000);
     for step in 0..8 {
         let (_, events) = turn(&mut agent, &format!("step {step}")).await;
         assert_eq!(
@@ -180,9 +162,7 @@ async fn a_persistent_overflow_stops_after_three_compactions_with_advice() {
     for _ in 0..10 {
         replies.push(Reply::payload_too_large());
     }
-    let server = ScriptedServer::start(Script::replies(replies))
-        .await
-        .unwrap();
+    let server = common::serve(replies).await;
     let config = h.config("scripted-model", 200_000);
     let earlier: Vec<baton_core::Message> = (0..6)
         .flat_map(|i| {
@@ -253,10 +233,7 @@ async fn parallel_tool_calls_run_together_and_results_follow_call_order() {
     ]))
     .await
     .unwrap();
-    let mut agent = h
-        .builder(&server, Api::Responses, h.config("gpt-5", 200_000))
-        .start()
-        .unwrap();
+    let mut agent = h.agent(&server, Api::Responses, "gpt-5", 200_000);
     let started = std::time::Instant::now();
     let (outcome, events) = turn(&mut agent, "run the three").await;
     assert_eq!(outcome.reason, StopReason::FinalAnswer);
@@ -314,14 +291,7 @@ async fn a_500_kb_result_is_spilled_and_read_back_by_ranges() {
     }))
     .await
     .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("scripted-model", 200_000),
-        )
-        .start()
-        .unwrap();
+    let mut agent = h.agent(&server, Api::ChatCompletions, "scripted-model", 200_000);
     let (outcome, events) = turn(&mut agent, "dump the rows").await;
     assert_eq!(outcome.reason, StopReason::FinalAnswer, "{events:#?}");
     let spilled = events.iter().find_map(|e| match e {
@@ -373,9 +343,7 @@ async fn the_system_prompt_is_byte_stable_across_turns_until_a_compaction() {
     for step in 0..40 {
         replies.extend(step_replies(step, 6_000));
     }
-    let server = ScriptedServer::start(Script::replies(replies))
-        .await
-        .unwrap();
+    let server = common::serve(replies).await;
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let c = counter.clone();
     let prompt = move || {
@@ -458,17 +426,8 @@ async fn switching_to_a_smaller_window_compacts_before_the_first_call() {
         replies.extend(step_replies(step, 6_000));
     }
     replies.push(Reply::text("answered on the small model"));
-    let server = ScriptedServer::start(Script::replies(replies))
-        .await
-        .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("big-model", 200_000),
-        )
-        .start()
-        .unwrap();
+    let server = common::serve(replies).await;
+    let mut agent = h.agent(&server, Api::ChatCompletions, "big-model", 200_000);
     for step in 0..6 {
         turn(&mut agent, &format!("step {step}")).await;
     }
@@ -509,14 +468,7 @@ async fn soak_500_turns_with_tool_calls_stays_valid_and_bounded() {
     }))
     .await
     .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("scripted-model", 30_000),
-        )
-        .start()
-        .unwrap();
+    let mut agent = h.agent(&server, Api::ChatCompletions, "scripted-model", 30_000);
     let mut compacted = 0;
     for i in 0..500 {
         let (outcome, events) = turn(&mut agent, &format!("task {i}")).await;
@@ -576,14 +528,7 @@ async fn the_first_request_and_pins_survive_every_compaction_and_a_resume() {
     }))
     .await
     .unwrap();
-    let mut agent = h
-        .builder(
-            &server,
-            Api::ChatCompletions,
-            h.config("scripted-model", 20_000),
-        )
-        .start()
-        .unwrap();
+    let mut agent = h.agent(&server, Api::ChatCompletions, "scripted-model", 20_000);
     let first = "Port the invoice exporter to the new ledger API without changing its output.";
     turn(&mut agent, first).await;
     turn(

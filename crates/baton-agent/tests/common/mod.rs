@@ -122,6 +122,22 @@ impl Harness {
     }
 }
 
+impl Harness {
+    /// A new session's agent on `server` with `model` and a `window`-token context.
+    pub fn agent(&self, server: &ScriptedServer, api: Api, model: &str, window: u64) -> Agent {
+        self.builder(server, api, self.config(model, window))
+            .start()
+            .unwrap()
+    }
+}
+
+/// A server playing `replies` in order.
+pub async fn serve(replies: impl IntoIterator<Item = baton_scripted::Reply>) -> ScriptedServer {
+    ScriptedServer::start(baton_scripted::Script::replies(replies))
+        .await
+        .unwrap()
+}
+
 /// Runs one turn, collecting its events.
 pub async fn turn(agent: &mut Agent, text: &str) -> (TurnOutcome, Vec<AgentEvent>) {
     let mut events = Vec::new();
