@@ -113,19 +113,34 @@ fn text_tokens(text: &str) -> u64 {
     counter().count_text(text) as u64
 }
 
+/// Whether any message is a tool result or calls tools (what pruning could change).
+fn has_tool_activity(messages: &[Message]) -> bool {
+    messages
+        .iter()
+        .any(|m| m.role == Role::Tool || m.has_tool_calls())
+}
+
 pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let started = Instant::now();
-    let pruned = prune_old_tool_results(
-        ctx.messages,
-        &PruneConfig {
-            protect_tail_count: ctx.protect_last_n,
-            protect_tail_tokens: ctx.budgets.tail_tokens as usize,
-            ..PruneConfig::default()
-        },
-        counter(),
-    );
-    let pruned_count = pruned.pruned();
-    let messages = pruned.messages;
+    // Pruning only touches tool results and tool-call arguments: a conversation without any
+    // is used as it is, and a pruned copy that changed nothing is dropped, so a pass holds one
+    // copy of a long conversation less (issue #13 item 10).
+    let pruned = has_tool_activity(ctx.messages).then(|| {
+        prune_old_tool_results(
+            ctx.messages,
+            &PruneConfig {
+                protect_tail_count: ctx.protect_last_n,
+                protect_tail_tokens: ctx.budgets.tail_tokens as usize,
+                ..PruneConfig::default()
+            },
+            counter(),
+        )
+    });
+    let pruned_count = pruned.as_ref().map_or(0, |p| p.pruned());
+    let messages: Cow<'_, [Message]> = match pruned {
+        Some(p) if p.pruned() > 0 => Cow::Owned(p.messages),
+        _ => Cow::Borrowed(ctx.messages),
+    };
 
     let head_end = boundary::head_size(&messages, ctx.protect_first_n, ctx.already_compacted);
     // The head never swallows the latest user message: it must come after the summary.
@@ -146,7 +161,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let (end, moved_user) = (plan.cut, plan.carried_user);
     if start >= end || end > messages.len() {
         let after_head = messages.len().saturating_sub(start);
-        let mut report = nothing_to_summarize(&ctx, messages, pruned_count, started);
+        let mut report = nothing_to_summarize(&ctx, messages.into_owned(), pruned_count, started);
         if ctx.protect_last_n >= after_head
             && let Outcome::NoOp { reason } = &mut report.result.outcome
         {
@@ -171,7 +186,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // each one's body, and with it its task ledger, is carried into the new summary.
     let previous = previous_summaries(&messages[..start], span_previous, &messages[end..]);
     if turns.is_empty() {
-        return nothing_to_summarize(&ctx, messages, pruned_count, started);
+        return nothing_to_summarize(&ctx, messages.into_owned(), pruned_count, started);
     }
     // The original span's size (pruning keeps positions, so the counts line up); earlier
     // summaries are part of what is replaced.
@@ -231,7 +246,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     if tokens_after >= pruned_tokens {
         // Short spans: the summary (with its prefix and the ledger) costs more than the turns
         // it would replace. Installing it would grow the prompt, so it is refused.
-        let mut report = nothing_to_summarize(&ctx, messages, pruned_count, started);
+        let mut report = nothing_to_summarize(&ctx, messages.into_owned(), pruned_count, started);
         let why = format!(
             "a summary would not be smaller than the {} messages it replaces (~{pruned_tokens} → ~{tokens_after} tokens), so it was not installed",
             end - start
