@@ -98,3 +98,32 @@ fn json_output_is_unchanged_by_escaping() {
         "JSON keeps the stored text exactly: {text:?}"
     );
 }
+
+/// Titles and previews in `sessions list`: Baton's own writes clean titles, but a title stored
+/// by another program (the reference design's code, a `sqlite3` shell) must still be shown,
+/// not obeyed.
+#[test]
+fn list_escapes_titles_another_program_stored() {
+    if std::process::Command::new("sqlite3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: the sqlite3 shell is not installed (scripts/ci-deps.sh installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (db, id) = imported(dir.path());
+    let sql = format!(
+        "UPDATE sessions SET title = 'report' || char(27) || ']0;pwned' || char(7) WHERE id = '{id}';"
+    );
+    let status = std::process::Command::new("sqlite3")
+        .arg(&db)
+        .arg(sql)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = stdout(&db, &["list"]);
+    assert!(!has_control(&out), "{}", String::from_utf8_lossy(&out));
+    assert!(String::from_utf8_lossy(&out).contains("report"));
+}

@@ -4,6 +4,7 @@
 use super::table::{Column, Table, count, fit, width};
 use super::{json_err, print_json, store_err};
 use crate::commands::Failure;
+use baton_core::terminal_text::escape_controls;
 use baton_store::session::format_utc_minutes;
 use baton_store::{SessionFilter, SessionStore, SqliteStore};
 use clap::Args;
@@ -62,12 +63,16 @@ pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failu
             count(s.message_count),
         ]);
         if show_title {
-            cells.push(s.title.map_or_else(|| "-".into(), |t| fit(&t, TITLE_WIDTH)));
+            // Our writes clean titles, but another program may have stored control bytes.
+            cells.push(
+                s.title
+                    .map_or_else(|| "-".into(), |t| fit(&escape_controls(&t), TITLE_WIDTH)),
+            );
         }
         cells.push(if row.preview.is_empty() {
             "-".into()
         } else {
-            row.preview
+            escape_controls(&row.preview).into_owned()
         });
         table.push(cells);
     }
