@@ -100,3 +100,52 @@ fn a_leading_tool_result_without_its_call_is_refused_with_and_without_force() {
         assert!(!out.exists(), "nothing is written (force: {force})");
     }
 }
+
+/// The same refusal for a stored session: a continuation holding an orphan result would be
+/// rejected by every provider.
+#[test]
+fn a_stored_session_with_a_result_without_its_call_is_not_compressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.db");
+    let input = dir.path().join("orphan.jsonl");
+    let mut lines = vec![json!({"role": "user", "content": "start"})];
+    lines.push(json!({"role": "tool", "tool_call_id": "call_gone", "content": "stale output"}));
+    for i in 0..20 {
+        lines.push(json!({"role": "user", "content": format!("question {i}")}));
+        lines.push(json!({"role": "assistant", "content": format!("answer {i}")}));
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&input, text).unwrap();
+    let out = baton()
+        .args(["sessions", "--json", "--db"])
+        .arg(&db)
+        .arg("import")
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let id = report["imported"][0]["id"].as_str().unwrap().to_string();
+    baton()
+        .args(["compress", "--force", "--db"])
+        .arg(&db)
+        .args(["--session", &id])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("session {id}")))
+        .stderr(predicate::str::contains("call_gone"));
+    let list = baton()
+        .args(["sessions", "--json", "--db"])
+        .arg(&db)
+        .arg("list")
+        .output()
+        .unwrap();
+    let sessions: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(
+        sessions.as_array().unwrap().len(),
+        1,
+        "no continuation was created"
+    );
+}

@@ -254,21 +254,28 @@ pub(crate) fn disabled(
 /// output would be as broken as the input. (A trailing call without a result is an exchange
 /// in progress and is accepted.)
 fn refuse_orphan_results(label: &str, doc: &Document) -> Result<(), Failure> {
-    use baton_core::compress::sanitize::{SequenceError, validate_sequence};
     for (i, conv) in doc.conversations.iter().enumerate() {
-        if let Err(
-            e @ (SequenceError::ResultWithoutCall { .. } | SequenceError::UnmatchedResult { .. }),
-        ) = validate_sequence(&conv.messages)
-        {
-            let which = if doc.conversations.len() > 1 {
-                format!(" conversation {i}")
-            } else {
-                String::new()
-            };
-            return Err(Failure::BadInput(format!(
-                "{label}{which}: {e}; providers reject a tool result without its call, so the file cannot be compacted (or written back) as it is: restore the call or remove the result"
-            )));
-        }
+        let which = if doc.conversations.len() > 1 {
+            format!("{label} conversation {i}")
+        } else {
+            label.to_string()
+        };
+        refuse_orphans(&which, &conv.messages)?;
+    }
+    Ok(())
+}
+
+/// A tool result without its call is refused (exit 2) naming `what`: a provider rejects it,
+/// so a compacted copy (a file or a continuation session) would be unusable.
+pub(crate) fn refuse_orphans(what: &str, messages: &[baton_core::Message]) -> Result<(), Failure> {
+    use baton_core::compress::sanitize::{SequenceError, validate_sequence};
+    if let Err(
+        e @ (SequenceError::ResultWithoutCall { .. } | SequenceError::UnmatchedResult { .. }),
+    ) = validate_sequence(messages)
+    {
+        return Err(Failure::BadInput(format!(
+            "{what}: {e}; providers reject a tool result without its call, so it cannot be compacted (or written back) as it is: restore the call or remove the result"
+        )));
     }
     Ok(())
 }

@@ -38,6 +38,7 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
         errln!("note: {named} was already compressed; compressing its newest continuation {tip}");
     }
     let messages = store.messages(&tip).map_err(store_err)?;
+    crate::commands::compress::refuse_orphans(&format!("session {tip}"), &messages)?;
     if let (Some(by), false) = (&resolved.disabled_by, args.force) {
         if args.report_format() == ReportFormat::Json {
             let mut report = json_report(&disabled(&messages, 0, by), messages.len());
