@@ -401,3 +401,35 @@ fn on_a_terminal_the_user_is_asked_before_a_destructive_command() {
         );
     }
 }
+
+/// Without a terminal and without -q, each line of standard input is one turn of one session.
+#[test]
+fn piped_prompts_run_as_turns_of_one_session() {
+    let server = ScriptedServer::start_background(Script::replies([
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+    ]))
+    .unwrap();
+    let h = home();
+    let out = chat(&server, h.path())
+        .write_stdin("first question\n\nsecond question\n")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "first answer\nsecond answer\n"
+    );
+    let second = server.requests()[1].body["messages"].to_string();
+    assert!(
+        second.contains("first question") && second.contains("first answer"),
+        "{second}"
+    );
+    let empty = chat(&server, h.path()).write_stdin("").output().unwrap();
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("standard input was empty"));
+}

@@ -90,13 +90,16 @@ pub struct ChatArgs {
 }
 
 pub fn run(args: &ChatArgs, settings: &Settings) -> Result<(), Failure> {
-    let Some(query) = args.query.as_deref() else {
+    // Without -q, prompts come from standard input one line at a time (a pipe or a file);
+    // the interactive terminal is not built yet.
+    if args.query.is_none() && std::io::stdin().is_terminal() {
         return Err(Failure::BadInput(
-            "baton chat needs a prompt: baton chat -q \"…\" (the interactive terminal is not \
-             built yet)"
+            "baton chat needs a prompt: baton chat -q \"…\", or prompts piped one per line \
+             (the interactive terminal is not built yet)"
                 .into(),
         ));
-    };
+    }
+    let query = args.query.clone();
     let config = chat_config(args, settings)?;
     let runtime = crate::commands::runtime()?;
     let model = Config::text(&config.model.default)
@@ -164,9 +167,36 @@ pub fn run(args: &ChatArgs, settings: &Settings) -> Result<(), Failure> {
         });
         let mut sink = |event: AgentEvent| printer.show(&event);
         agent.resume_hygiene(&mut sink).await?;
-        agent.run_turn(query, &interrupt, &mut sink).await
+        if let Some(query) = &query {
+            return agent.run_turn(query, &interrupt, &mut sink).await.map(Some);
+        }
+        // One turn per line of standard input, in one session, until a turn does not end
+        // with an answer (interrupt, error) or the input ends.
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut last = None;
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let outcome = agent.run_turn(line.trim(), &interrupt, &mut sink).await?;
+            let answered = matches!(
+                outcome.reason,
+                StopReason::FinalAnswer | StopReason::IterationLimit
+            );
+            last = Some(outcome);
+            if !answered {
+                break;
+            }
+        }
+        Ok(last)
     });
-    let outcome = outcome.map_err(agent_failure)?;
+    let Some(outcome) = outcome.map_err(agent_failure)? else {
+        return Err(Failure::BadInput(
+            "no prompt: standard input was empty (pass -q \"…\" or pipe one prompt per line)"
+                .into(),
+        ));
+    };
     if !args.json {
         if !printer.ended_with_newline {
             outln!();
@@ -413,10 +443,17 @@ impl Printer {
             AgentEvent::Retry { reason, .. } => errln!("retry: {reason}"),
             AgentEvent::Notice { message } => errln!("note: {message}"),
             AgentEvent::Error { message } => errln!("error: {message}"),
+            // Each answer ends its own line, so piped turns read one after another.
+            AgentEvent::TurnFinished { .. } => {
+                if !self.ended_with_newline {
+                    outln!();
+                    self.ended_with_newline = true;
+                }
+                crate::output::flush();
+            }
             AgentEvent::TurnStarted { .. }
             | AgentEvent::ReasoningDelta { .. }
-            | AgentEvent::Usage { .. }
-            | AgentEvent::TurnFinished { .. } => {}
+            | AgentEvent::Usage { .. } => {}
         }
     }
 }
