@@ -1,0 +1,100 @@
+//! Compress and exact token counting on the shared benchmark inputs (real and real-derived
+//! transcripts), the inputs the reference design's figures were taken on, so the README can
+//! put ours beside them. Skipped with a note when `../shared` is absent.
+//!
+//! Run: `cargo bench -p baton-core --bench bench_inputs`.
+
+#[path = "common/shared_inputs.rs"]
+mod shared_inputs;
+
+use baton_core::compress::{Compressor, CompressorConfig};
+use baton_core::engine::{CompressRequest, ContextEngine};
+use baton_core::formats::load_file;
+use baton_core::message::Message;
+use baton_core::tokens::Encoding;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::Duration;
+
+fn messages(dir: &std::path::Path, name: &str) -> Option<Vec<Message>> {
+    let path = shared_inputs::input(dir, name)?;
+    let doc = load_file(&path, None).ok()?;
+    Some(
+        doc.conversations
+            .into_iter()
+            .flat_map(|c| c.messages)
+            .collect(),
+    )
+}
+
+/// One forced compaction with the default engine (extractive summarizer: ledger, redaction
+/// and bounded views included) for a 200K window.
+fn compress_once(runtime: &tokio::runtime::Runtime, messages: &[Message]) -> usize {
+    let mut engine = Compressor::new(CompressorConfig {
+        context_length: 200_000,
+        ..CompressorConfig::default()
+    });
+    let result = runtime.block_on(engine.compress(CompressRequest {
+        messages,
+        current_tokens: None,
+        focus_topic: None,
+        force: true,
+    }));
+    result.messages.len()
+}
+
+fn bench_compress(c: &mut Criterion) {
+    let Some(dir) = shared_inputs::dir() else {
+        return;
+    };
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    else {
+        return;
+    };
+    let mut group = c.benchmark_group("compress shared");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(5));
+    for name in [
+        "real1",
+        "real2",
+        "real3",
+        "real4",
+        "real5",
+        "synth_1k",
+        "synth_10k",
+    ] {
+        let Some(m) = messages(&dir, name) else {
+            continue;
+        };
+        group.throughput(Throughput::Elements(m.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(name), &m, |b, m| {
+            b.iter(|| black_box(compress_once(&runtime, m)))
+        });
+    }
+    group.finish();
+}
+
+fn bench_count(c: &mut Criterion) {
+    let Some(dir) = shared_inputs::dir() else {
+        return;
+    };
+    let mut group = c.benchmark_group("exact o200k count");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    let counter = Encoding::O200k.counter();
+    for name in ["normalized_all", "synth_10k"] {
+        let Some(m) = messages(&dir, name) else {
+            continue;
+        };
+        group.throughput(Throughput::Elements(m.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(name), &m, |b, m| {
+            b.iter(|| black_box(m.iter().map(|x| counter.count_message(x)).sum::<usize>()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_compress, bench_count);
+criterion_main!(benches);
