@@ -47,8 +47,15 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// search separately cost most of a compaction pass on long sessions. A set match only says a
 /// rule *may* apply (its confirmation check comes later), so it is a safe prefilter.
 fn might_contain_secret(text: &str) -> bool {
-    static SET: LazyLock<Option<regex::RegexSet>> =
-        LazyLock::new(|| regex::RegexSet::new(RULES.iter().map(|r| r.regex.as_str())).ok());
+    // The set's lazy DFA needs far more than the default 2 MiB cache for 70 rules: with the
+    // default it was cleared and rebuilt over and over on long tool outputs (state
+    // construction was most of a compaction pass on real transcripts, issue #17).
+    static SET: LazyLock<Option<regex::RegexSet>> = LazyLock::new(|| {
+        regex::RegexSetBuilder::new(RULES.iter().map(|r| r.regex.as_str()))
+            .dfa_size_limit(SET_DFA_CACHE)
+            .build()
+            .ok()
+    });
     static SHAPES: LazyLock<Option<regex::RegexSet>> =
         LazyLock::new(|| regex::RegexSet::new(SHAPE_KEYS).ok());
     let triggered = has_trigger(text)
@@ -58,6 +65,9 @@ fn might_contain_secret(text: &str) -> bool {
         };
     triggered || SHAPES.as_ref().is_none_or(|set| set.is_match(text))
 }
+
+/// Lazy-DFA cache of the rule set, per thread that searches with it.
+const SET_DFA_CACHE: usize = 16 << 20;
 
 /// Literals at least one of which every rule's match contains (case-insensitively): provider
 /// key prefixes, JWT and PEM openings, URL credentials, and the secret-like names. A literal
