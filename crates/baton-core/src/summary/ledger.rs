@@ -657,9 +657,13 @@ pub fn command_failed(result: &str) -> bool {
 /// `tool_action::looks_like_error` on purpose: "3 passed; 0 failed" and a grep hit for
 /// "error" are successful outputs, and a false "last failure" would mislead the agent.
 pub fn reads_as_failure(output: &str) -> bool {
+    // ASCII word boundaries: a Unicode `\b` keeps the regex crate off its fast engines on any
+    // non-ASCII text, and this ran on every tool result (46% of a pass on a real session,
+    // issue #17). The words matched are ASCII, so only "error" glued to a non-ASCII letter
+    // reads differently.
     static FAILURE_LINE: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
         regex::Regex::new(
-            r"(?im)^\s*(error\b|error\[|fatal\b|failed\b|fail\b|traceback \(most recent call last\))|panicked at|command not found|no such file or directory|permission denied",
+            r"(?im)^\s*(error(?-u:\b)|error\[|fatal(?-u:\b)|failed(?-u:\b)|fail(?-u:\b)|traceback \(most recent call last\))|panicked at|command not found|no such file or directory|permission denied",
         )
         .ok()
     });
