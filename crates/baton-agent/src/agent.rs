@@ -264,6 +264,11 @@ impl Agent {
         self.engine.status()
     }
 
+    /// How far the calibrated request estimate was from the provider's counts.
+    pub fn estimate_accuracy(&self) -> crate::estimate::EstimateAccuracy {
+        self.estimator.accuracy()
+    }
+
     /// The rough estimate of the next request (the reference's hygiene measure).
     pub fn rough_prompt_tokens(&mut self) -> u64 {
         self.estimator.raw(&self.session.messages) as u64
@@ -295,6 +300,18 @@ impl Agent {
             )
             .await?;
         Ok(done.is_some())
+    }
+
+    /// Compacts now if the context is over the engine's threshold for the current window
+    /// (what the next turn's preflight would do), so a switch to a smaller window shows its
+    /// compaction at once. Returns whether the context changed.
+    pub async fn fit_to_window(
+        &mut self,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<bool, AgentError> {
+        let before = (self.session.id.clone(), self.session.messages.len());
+        self.preflight(sink).await?;
+        Ok((self.session.id.clone(), self.session.messages.len()) != before)
     }
 
     /// Switches the model; a smaller window makes the next turn's preflight compress before

@@ -18,6 +18,29 @@ pub struct RequestEstimator {
     calibration: Calibration,
     /// The raw (uncalibrated) estimate of the last request sent, to calibrate against.
     last_raw: usize,
+    /// The calibrated estimate of the last request sent, to measure the estimate's error.
+    last_calibrated: u64,
+    accuracy: EstimateAccuracy,
+}
+
+/// How far the calibrated estimate was from the provider's count, over this agent's calls
+/// (what `/usage` reports): a signed last error and the mean absolute error, in percent of
+/// the reported prompt size.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EstimateAccuracy {
+    pub samples: u32,
+    pub last_error_percent: f64,
+    pub mean_abs_error_percent: f64,
+}
+
+impl EstimateAccuracy {
+    fn record(&mut self, estimated: u64, reported: u64) {
+        let error = (estimated as f64 - reported as f64) / reported as f64 * 100.0;
+        let n = f64::from(self.samples);
+        self.mean_abs_error_percent = (self.mean_abs_error_percent * n + error.abs()) / (n + 1.0);
+        self.last_error_percent = error;
+        self.samples += 1;
+    }
 }
 
 impl RequestEstimator {
@@ -29,6 +52,8 @@ impl RequestEstimator {
             tools_tokens: tools_tokens(&RoughCounter, tools),
             calibration: Calibration::new(),
             last_raw: 0,
+            last_calibrated: 0,
+            accuracy: EstimateAccuracy::default(),
         }
     }
 
@@ -46,7 +71,8 @@ impl RequestEstimator {
     pub fn estimate(&mut self, messages: &[Message]) -> u64 {
         let raw = self.raw(messages);
         self.last_raw = raw;
-        self.calibration.apply(&self.model, raw) as u64
+        self.last_calibrated = self.calibration.apply(&self.model, raw) as u64;
+        self.last_calibrated
     }
 
     /// The estimate without calibration (the rough count the reference's hygiene uses).
@@ -63,14 +89,49 @@ impl RequestEstimator {
 
     /// The provider reported the real prompt size of the last request estimated.
     pub fn observe(&mut self, reported_prompt_tokens: u64) {
+        if self.last_calibrated > 0 && reported_prompt_tokens > 0 {
+            self.accuracy
+                .record(self.last_calibrated, reported_prompt_tokens);
+        }
         if self.last_raw > 0 && reported_prompt_tokens > 0 {
             self.calibration
                 .observe(&self.model, reported_prompt_tokens, self.last_raw);
         }
     }
 
+    /// The estimate's error so far (no samples before the first reported usage).
+    pub fn accuracy(&self) -> EstimateAccuracy {
+        self.accuracy
+    }
+
     /// Counts one message as the estimator would (for budgets of inserted messages).
     pub fn message_tokens(message: &Message) -> usize {
         RoughCounter.count_message(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accuracy_reports_the_signed_last_error_and_the_mean_absolute_error() {
+        let mut a = EstimateAccuracy::default();
+        a.record(1_100, 1_000);
+        a.record(900, 1_000);
+        assert_eq!(a.samples, 2);
+        assert!((a.last_error_percent + 10.0).abs() < 1e-9);
+        assert!((a.mean_abs_error_percent - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_estimator_measures_its_calibrated_estimate_against_the_report() {
+        let mut e = RequestEstimator::new("gpt-5", "You are helpful.", &[]);
+        let messages = vec![Message::user("hello there, how are you today?".repeat(40))];
+        let estimated = e.estimate(&messages);
+        e.observe(estimated * 2);
+        let a = e.accuracy();
+        assert_eq!(a.samples, 1);
+        assert!((a.last_error_percent + 50.0).abs() < 1e-9, "{a:?}");
     }
 }

@@ -203,7 +203,7 @@ impl Agent {
 
     /// Before the first call of a turn: compress while the estimate of the request is over the
     /// threshold, up to [`PREFLIGHT_PASSES`] passes, stopping when a pass cannot shrink it.
-    async fn preflight(
+    pub(crate) async fn preflight(
         &mut self,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<(), AgentError> {

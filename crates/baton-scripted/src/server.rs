@@ -102,6 +102,8 @@ impl Script {
 
 struct Inner {
     script: Script,
+    /// What `/models` lists: id and context window.
+    models: Vec<(String, u64)>,
     requests: Vec<Captured>,
     meter: UsageMeter,
     answered: usize,
@@ -156,6 +158,7 @@ impl ScriptedServer {
             .unwrap_or_default();
         let shared: Shared = Arc::new(Mutex::new(Inner {
             script,
+            models: vec![("scripted-model".into(), 200_000)],
             requests: Vec::new(),
             meter: UsageMeter::default(),
             answered: 0,
@@ -216,6 +219,12 @@ impl ScriptedServer {
         }
     }
 
+    /// Sets what `/models` lists (default: `scripted-model` with a 200,000-token window), for
+    /// hosts that discover windows or switch models.
+    pub fn set_models(&self, models: &[(&str, u64)]) {
+        lock(&self.shared).models = models.iter().map(|(id, n)| (id.to_string(), *n)).collect();
+    }
+
     /// Simulate a prompt cache: a request's longest prefix shared with the previous request
     /// is reported as cached (Anthropic: only up to its last `cache_control` marker).
     pub fn simulate_prompt_cache(&self, on: bool) {
@@ -240,10 +249,14 @@ async fn handle(
 ) -> Response {
     let path = uri.path().to_string();
     if method == Method::GET && path.ends_with("/models") {
+        let data: Vec<Value> = lock(&shared)
+            .models
+            .iter()
+            .map(|(id, n)| json!({"id": id, "object": "model", "context_length": n}))
+            .collect();
         return json_response(
             StatusCode::OK,
-            json!({"object": "list", "data": [{"id": "scripted-model", "object": "model", "context_length": 200000}]})
-                .to_string(),
+            json!({"object": "list", "data": data}).to_string(),
             None,
         );
     }

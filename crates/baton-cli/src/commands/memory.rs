@@ -197,18 +197,30 @@ fn report(outcome: &WriteOutcome, json: bool) -> Result<(), Failure> {
     if json {
         outln!("{:#}", outcome.to_json());
     }
-    match outcome {
-        WriteOutcome::Applied(a) => {
+    match outcome_lines(outcome) {
+        Ok(lines) => {
             if !json {
-                outln!("{} [{}]", a.message, a.usage);
-                for r in &a.retired {
-                    outln!("retired: {r}");
-                }
-                if let Some(b) = &a.backup {
-                    outln!("previous file kept at {}", b.display());
+                for line in lines {
+                    outln!("{line}");
                 }
             }
             Ok(())
+        }
+        Err(why) => Err(Failure::BadInput(why)),
+    }
+}
+
+/// What a memory write did, as lines to show; a refusal as its explanation (with the
+/// matches, similar entries and usage that say what to do next).
+pub(crate) fn outcome_lines(outcome: &WriteOutcome) -> Result<Vec<String>, String> {
+    match outcome {
+        WriteOutcome::Applied(a) => {
+            let mut lines = vec![format!("{} [{}]", a.message, a.usage)];
+            lines.extend(a.retired.iter().map(|r| format!("retired: {r}")));
+            if let Some(b) = &a.backup {
+                lines.push(format!("previous file kept at {}", b.display()));
+            }
+            Ok(lines)
         }
         WriteOutcome::Refused(r) => {
             let mut msg = r.error.clone();
@@ -224,7 +236,7 @@ fn report(outcome: &WriteOutcome, json: bool) -> Result<(), Failure> {
             if let Some(entries) = &r.current_entries {
                 msg.extend(entries.iter().map(|e| format!("\n  entry: {e}")));
             }
-            Err(Failure::BadInput(msg))
+            Err(msg)
         }
     }
 }

@@ -1,12 +1,10 @@
 //! One module per subcommand.
 
 pub mod chat;
-pub mod chat_settings;
 pub mod compress;
 pub mod compress_session;
 pub mod compress_settings;
 pub mod config;
-pub mod confirm;
 pub mod io;
 pub mod llm;
 pub mod memory;

@@ -22,16 +22,33 @@ pub struct ListArgs {
 }
 
 pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failure> {
-    let filter = SessionFilter {
-        source: args.source.clone(),
-        limit: args.limit,
-        ..SessionFilter::default()
-    };
-    let rows = store.list_sessions(&filter).map_err(store_err)?;
     if json {
+        let rows = store.list_sessions(&filter(args)).map_err(store_err)?;
         print_json(&serde_json::to_value(&rows).map_err(json_err)?);
         return Ok(());
     }
+    for line in table_lines(store, args, width())? {
+        outln!("{line}");
+    }
+    Ok(())
+}
+
+fn filter(args: &ListArgs) -> SessionFilter {
+    SessionFilter {
+        source: args.source.clone(),
+        limit: args.limit,
+        ..SessionFilter::default()
+    }
+}
+
+/// The table `sessions list` prints, fitted to `width` columns (the interactive terminal's
+/// `/sessions` shows the same).
+pub fn table_lines(
+    store: &SqliteStore,
+    args: &ListArgs,
+    width: usize,
+) -> Result<Vec<String>, Failure> {
+    let rows = store.list_sessions(&filter(args)).map_err(store_err)?;
     // Columns that would say the same on every row (the source asked for, no titles at all)
     // are left out, so the preview keeps its room on a normal terminal.
     let show_source = args.source.is_none();
@@ -76,10 +93,7 @@ pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failu
         });
         table.push(cells);
     }
-    for line in table.render(width()) {
-        outln!("{line}");
-    }
-    Ok(())
+    Ok(table.render(width))
 }
 
 /// The last-active time, as only its clock time when it is the day the session started (the

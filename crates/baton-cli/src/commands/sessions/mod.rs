@@ -9,7 +9,7 @@ mod delete;
 mod export;
 mod import;
 mod import_id;
-mod list;
+pub(crate) mod list;
 mod prune;
 mod search;
 mod show;
