@@ -137,6 +137,11 @@ impl Tui {
         self.wait_until(needle, |s| s.contains(needle))
     }
 
+    /// Waits until `needle` was written, on screen now or scrolled off.
+    pub fn wait_for_output(&self, needle: &str) {
+        self.wait_until(needle, |_| self.transcript().contains(needle));
+    }
+
     /// Waits until the status line contains `needle`.
     pub fn wait_for_status(&self, needle: &str) -> String {
         let started = Instant::now();
@@ -179,7 +184,11 @@ impl Tui {
     }
 
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.screen.lock().unwrap().screen_mut().set_size(rows, cols);
+        self.screen
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(rows, cols);
         self.master
             .resize(PtySize {
                 rows,

@@ -4,5 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod context;
 mod harness;
+mod info;
+mod session;
 mod terminal;

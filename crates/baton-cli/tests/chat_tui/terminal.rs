@@ -26,7 +26,10 @@ fn an_answer_streams_with_markdown_and_the_status_line_shows_model_context_cache
     tui.wait_for_prompt(1);
     let idle = tui.status_line();
     assert!(idle.contains("scripted-model"), "{idle}");
-    assert!(idle.contains("ctx ~"), "before any call the context is an estimate: {idle}");
+    assert!(
+        idle.contains("ctx ~"),
+        "before any call the context is an estimate: {idle}"
+    );
     tui.submit("fix main");
     let screen = tui.wait_for("All done.");
     assert!(screen.contains("fn main() {}"), "{screen}");
@@ -59,11 +62,9 @@ fn alt_enter_ctrl_j_and_a_trailing_backslash_make_one_multi_line_prompt() {
 
 #[test]
 fn prompts_are_remembered_across_runs_under_baton_home() {
-    let server = ScriptedServer::start_background(Script::replies([
-        Reply::text("one"),
-        Reply::text("two"),
-    ]))
-    .unwrap();
+    let server =
+        ScriptedServer::start_background(Script::replies([Reply::text("one"), Reply::text("two")]))
+            .unwrap();
     let h = home();
     {
         let mut tui = Tui::start(&server, h.path(), &[]);
@@ -84,7 +85,10 @@ fn prompts_are_remembered_across_runs_under_baton_home() {
     tui.wait_for("› remember this prompt");
     tui.keys("\r");
     tui.wait_for("two");
-    assert_eq!(server.requests()[1].last_user_text(), "remember this prompt");
+    assert_eq!(
+        server.requests()[1].last_user_text(),
+        "remember this prompt"
+    );
 }
 
 #[test]
@@ -113,7 +117,10 @@ fn ctrl_c_interrupts_a_streaming_answer_keeps_the_session_and_twice_at_the_promp
     tui.wait_for("Ctrl-C again to quit");
     tui.keys("\x03");
     assert_eq!(tui.wait_exit(), 0);
-    assert!(tui.transcript().contains("The session is saved: baton chat --resume"));
+    assert!(
+        tui.transcript()
+            .contains("The session is saved: baton chat --resume")
+    );
 }
 
 #[test]
@@ -125,10 +132,16 @@ fn ctrl_d_leaves_and_the_terminal_is_restored() {
     tui.keys("\x04");
     assert_eq!(tui.wait_exit(), 0);
     let transcript = tui.transcript();
-    let reset = transcript.rfind("\x1b[r").expect("the scroll region is reset");
+    let reset = transcript
+        .rfind("\x1b[r")
+        .expect("the scroll region is reset");
     let set = transcript.rfind(&format!("\x1b[1;{}r", ROWS - 1)).unwrap();
     assert!(reset > set, "the reset comes after the last region set");
-    assert!(tui.status_line().is_empty(), "the status row is cleared: {:?}", tui.status_line());
+    assert!(
+        tui.status_line().is_empty(),
+        "the status row is cleared: {:?}",
+        tui.status_line()
+    );
 }
 
 #[test]
@@ -162,6 +175,9 @@ fn a_resize_moves_the_status_line_to_the_new_bottom_row() {
     tui.wait_for("fine");
     let status = tui.wait_for_status("scripted-model");
     assert!(status.chars().count() <= 80, "{status}");
-    assert!(tui.transcript().contains("\x1b[1;29r"), "region set for 30 rows");
+    assert!(
+        tui.transcript().contains("\x1b[1;29r"),
+        "region set for 30 rows"
+    );
     let _ = COLS;
 }

@@ -10,9 +10,7 @@ use crate::commands::llm::provider_from_flags;
 use crate::commands::prices::price_table;
 use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
 use crate::commands::settings::{FlagValue, Settings};
-use baton_agent::{
-    Agent, AgentBuilder, AgentConfig, AgentError, Approver, SystemPromptBuilder,
-};
+use baton_agent::{Agent, AgentBuilder, AgentConfig, AgentError, Approver, SystemPromptBuilder};
 use baton_config::{Config, Value};
 use baton_core::pricing::PriceTable;
 use baton_llm::Provider;
@@ -115,15 +113,17 @@ impl Launch {
             Arc::new(baton_core::summary::extractive::ExtractiveSummarizer),
             self.policy.clone(),
         );
-        Ok(
-            AgentBuilder::new(self.agent_config.clone(), self.provider.clone(), self.store.clone())
-                .engine(engine)
-                .prices(self.prices.clone())
-                .approver(self.approver.clone())
-                .system_prompt(Arc::new(prompt))
-                .memory(self.memory.manager.clone())
-                .tools(tools),
+        Ok(AgentBuilder::new(
+            self.agent_config.clone(),
+            self.provider.clone(),
+            self.store.clone(),
         )
+        .engine(engine)
+        .prices(self.prices.clone())
+        .approver(self.approver.clone())
+        .system_prompt(Arc::new(prompt))
+        .memory(self.memory.manager.clone())
+        .tools(tools))
     }
 
     /// A new session.

@@ -74,9 +74,17 @@ impl ToolLog {
 pub fn target(arguments: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(arguments).ok();
     let named = parsed.as_ref().and_then(|v| {
-        ["command", "path", "pattern", "query", "reference", "action", "url"]
-            .iter()
-            .find_map(|key| v.get(*key).and_then(Value::as_str).map(str::to_string))
+        [
+            "command",
+            "path",
+            "pattern",
+            "query",
+            "reference",
+            "action",
+            "url",
+        ]
+        .iter()
+        .find_map(|key| v.get(*key).and_then(Value::as_str).map(str::to_string))
     });
     let text = named.unwrap_or_else(|| arguments.to_string());
     one_line(&text, TARGET_CHARS)
@@ -109,7 +117,10 @@ pub fn finished_line(record: &ToolRecord) -> String {
 
 /// `/tool N`: the whole call and the start of what the model read.
 pub fn expanded(record: &ToolRecord) -> Vec<String> {
-    let mut lines = vec![format!("#{} {} (call {})", record.number, record.name, record.id)];
+    let mut lines = vec![format!(
+        "#{} {} (call {})",
+        record.number, record.name, record.id
+    )];
     let arguments = serde_json::from_str::<Value>(&record.arguments)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
@@ -205,10 +216,15 @@ mod tests {
         );
         let record = log.get(Some(1)).unwrap();
         let line = finished_line(record);
-        assert!(line.starts_with("✗ read_file src/missing.rs · error: src/missing.rs: no such file"));
+        assert!(
+            line.starts_with("✗ read_file src/missing.rs · error: src/missing.rs: no such file")
+        );
         assert!(line.contains("full output saved"));
         let expanded = expanded(record).join("\n");
-        assert!(expanded.contains("\"path\": \"src/missing.rs\""), "{expanded}");
+        assert!(
+            expanded.contains("\"path\": \"src/missing.rs\""),
+            "{expanded}"
+        );
         assert!(expanded.contains("full output: /tmp/out.txt"));
         assert!(log.get(Some(2)).is_none() && log.get(Some(0)).is_none());
     }

@@ -24,7 +24,6 @@ impl Chat {
     pub(super) async fn compress(&mut self, focus: Option<&str>) -> Result<(), String> {
         self.interrupt.clear();
         self.view.set_activity(Activity::Compacting);
-        let rough_before = self.agent.rough_prompt_tokens();
         let view = &mut self.view;
         let mut sink = |event: AgentEvent| view.show(&event);
         let done = tokio::select! {
@@ -38,16 +37,19 @@ impl Chat {
             // The agent said why in a notice.
             return Ok(());
         };
-        let saved = rough_before.saturating_sub(compacted.tokens_after);
-        let percent = (saved * 100).checked_div(rough_before).unwrap_or(0);
+        let before = compacted.tokens_before;
+        let saved = before.saturating_sub(compacted.tokens_after);
+        let percent = (saved * 100).checked_div(before).unwrap_or(0);
         self.view.line(
             &format!(
                 "compressed: {} → {} messages, ~{} → ~{} tokens ({percent}% smaller){}",
                 compacted.messages_before,
                 compacted.messages_after,
-                group_digits(rough_before as usize),
+                group_digits(before as usize),
                 group_digits(compacted.tokens_after as usize),
-                focus.map(|f| format!(" · kept in detail: {f}")).unwrap_or_default()
+                focus
+                    .map(|f| format!(" · kept in detail: {f}"))
+                    .unwrap_or_default()
             ),
             Tone::Good,
         );
@@ -88,10 +90,9 @@ impl Chat {
                     }
                     self.view.line("/model NAME switches", Tone::Dim);
                 }
-                Err(e) => self.view.line(
-                    &format!("cannot list the server's models: {e}"),
-                    Tone::Warn,
-                ),
+                Err(e) => self
+                    .view
+                    .line(&format!("cannot list the server's models: {e}"), Tone::Warn),
             }
             return Ok(());
         };
@@ -129,10 +130,21 @@ impl Chat {
                 .fit_to_window(&mut sink)
                 .await
                 .map_err(|e| e.to_string())?;
-            if !changed {
+            let threshold = self.agent.engine_status().tokens.threshold_tokens;
+            let now = self.agent.rough_prompt_tokens();
+            if !changed && now <= threshold {
                 self.view.line(
                     "the context fits the smaller window; nothing compacted",
                     Tone::Dim,
+                );
+            } else if now > threshold {
+                self.view.line(
+                    &format!(
+                        "the context (~{} tokens) is still over this window's compaction point ({}); the next turn compacts again, or /new starts fresh",
+                        group_digits(now as usize),
+                        group_digits(threshold as usize)
+                    ),
+                    Tone::Warn,
                 );
             }
         }
@@ -238,6 +250,12 @@ impl Chat {
         let live = self.agent.session_id().to_string();
         self.history_hits.clear();
         let mut lines = Vec::new();
+        // A continuation starts with copies of its parent's head: one hit per text.
+        let mut seen = std::collections::HashSet::new();
+        let found: Vec<_> = found
+            .into_iter()
+            .filter(|(_, _, role, snippet)| seen.insert((role.clone(), snippet.clone())))
+            .collect();
         for (i, (session, position, role, snippet)) in found.into_iter().enumerate() {
             let place = if session == live {
                 "in view".to_string()

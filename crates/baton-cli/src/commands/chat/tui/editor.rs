@@ -9,7 +9,9 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::{DefaultHistory, History};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Cmd, CompletionType, Config, Context, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
+use rustyline::{
+    Cmd, CompletionType, Config, Context, Editor, EventHandler, KeyCode, KeyEvent, Modifiers,
+};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -70,9 +72,12 @@ pub fn remember(editor: &mut LineEditor, history: &Path, line: &str) -> Option<S
     }
     let outcome = editor.append_history(history);
     restrict_permissions(history);
-    outcome
-        .err()
-        .map(|e| format!("cannot save the prompt history to {}: {e}", history.display()))
+    outcome.err().map(|e| {
+        format!(
+            "cannot save the prompt history to {}: {e}",
+            history.display()
+        )
+    })
 }
 
 /// The history holds what the user typed: readable by the user only.
@@ -122,7 +127,9 @@ impl Completer for PromptHelper {
             return Ok((1, names));
         }
         // Second words of the commands that take a verb.
-        let (name, rest) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
+        let (name, rest) = command
+            .split_once(char::is_whitespace)
+            .unwrap_or((command, ""));
         let verbs: &[&str] = match name {
             "memory" => &["show", "add", "user", "remove"],
             "pin" => &["list", "remove"],
@@ -205,13 +212,26 @@ mod tests {
         let ctx = Context::new(&history);
         let (start, found) = helper.complete("/com", 4, &ctx).unwrap();
         assert_eq!(start, 1);
-        assert_eq!(found.iter().map(|p| p.replacement.as_str()).collect::<Vec<_>>(), ["compress "]);
+        assert_eq!(
+            found
+                .iter()
+                .map(|p| p.replacement.as_str())
+                .collect::<Vec<_>>(),
+            ["compress "]
+        );
         let (start, found) = helper.complete("/memory re", 10, &ctx).unwrap();
         assert_eq!((start, found[0].replacement.as_str()), (8, "remove "));
         assert!(helper.complete("plain text", 5, &ctx).unwrap().1.is_empty());
         assert_eq!(helper.hint("/us", 3, &ctx).as_deref(), Some("age"));
-        assert_eq!(helper.hint("/resume ", 8, &ctx).as_deref(), Some("[id|title]"));
-        assert_eq!(helper.hint("/m", 2, &ctx), None, "ambiguous: /model, /memory");
+        assert_eq!(
+            helper.hint("/resume ", 8, &ctx).as_deref(),
+            Some("[id|title]")
+        );
+        assert_eq!(
+            helper.hint("/m", 2, &ctx),
+            None,
+            "ambiguous: /model, /memory"
+        );
     }
 
     #[test]
@@ -230,7 +250,10 @@ mod tests {
         assert!(remember(&mut editor, &path, secret).is_none());
         let saved = std::fs::read_to_string(&path).unwrap();
         assert!(saved.contains("use key"), "{saved}");
-        assert!(!saved.contains("abcdefghijklmnopqrstuvwxyz0123456789"), "{saved}");
+        assert!(
+            !saved.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
+            "{saved}"
+        );
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);

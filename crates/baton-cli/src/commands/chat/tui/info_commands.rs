@@ -21,7 +21,8 @@ impl Chat {
         let accuracy = self.agent.estimate_accuracy();
         let rough = self.agent.rough_prompt_tokens();
         let window = self.agent.config().context_length;
-        let prompt_total = totals.input_tokens + totals.cache_read_tokens + totals.cache_write_tokens;
+        let prompt_total =
+            totals.input_tokens + totals.cache_read_tokens + totals.cache_write_tokens;
         let mut lines = vec![format!(
             "calls {} · input {} · cache read {} · cache write {} · output {} · reasoning {}",
             totals.calls,
@@ -41,7 +42,10 @@ impl Chat {
             (0, _) => "cost: no calls yet".into(),
             (c, u) if u == c => "cost: unknown (the model has no price; see baton prices)".into(),
             (_, 0) => format!("cost: {}", format_usd(totals.cost_usd)),
-            (_, u) => format!("cost: {} (+{u} unpriced calls)", format_usd(totals.cost_usd)),
+            (_, u) => format!(
+                "cost: {} (+{u} unpriced calls)",
+                format_usd(totals.cost_usd)
+            ),
         });
         let last = status.tokens.last_prompt_tokens;
         lines.push(format!(
@@ -105,11 +109,15 @@ impl Chat {
             }
             MemoryAction::Remove(text) => {
                 // The entry is in one of the two files: try the agent's notes first.
-                let first = store.remove(Target::Memory, &text).map_err(|e| e.to_string())?;
+                let first = store
+                    .remove(Target::Memory, &text)
+                    .map_err(|e| e.to_string())?;
                 if first.is_applied() {
                     first
                 } else {
-                    let second = store.remove(Target::User, &text).map_err(|e| e.to_string())?;
+                    let second = store
+                        .remove(Target::User, &text)
+                        .map_err(|e| e.to_string())?;
                     if second.is_applied() { second } else { first }
                 }
             }

@@ -165,11 +165,16 @@ impl Chat {
         self.interrupt.clear();
         let view = &mut self.view;
         let mut sink = |event: AgentEvent| view.show(&event);
-        let result = self.agent.run_turn(prompt, &self.interrupt, &mut sink).await;
+        let result = self
+            .agent
+            .run_turn(prompt, &self.interrupt, &mut sink)
+            .await;
         if let Err(e) = result {
             self.view.line(&format!("error: {e}"), Tone::Bad);
             self.view.set_activity(Activity::Idle);
         }
+        // A blank line between one exchange and the next prompt.
+        self.view.line("", Tone::Plain);
         self.view.sync_status(&mut self.agent);
     }
 
@@ -210,7 +215,7 @@ impl Chat {
         self.view.line(&line, Tone::Plain);
         self.view.line(
             &format!(
-                "/help lists commands · Alt-Enter or Ctrl-J for a new line · Ctrl-C interrupts · Ctrl-D quits · {} prompts in history",
+                "/help for commands · Alt-Enter: new line · Ctrl-C: interrupt · Ctrl-D: quit · {} prompts in history",
                 editor::history_len(editor)
             ),
             Tone::Dim,

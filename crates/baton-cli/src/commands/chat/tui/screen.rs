@@ -32,7 +32,9 @@ pub struct Screen {
 pub type SharedScreen = Arc<Mutex<Screen>>;
 
 pub fn lock(screen: &SharedScreen) -> MutexGuard<'_, Screen> {
-    screen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    screen
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Screen {
@@ -44,11 +46,7 @@ impl Screen {
         }
         install_panic_hook();
         let (rows, cols) = size();
-        let mut screen = Screen {
-            rows,
-            cols,
-            status,
-        };
+        let mut screen = Screen { rows, cols, status };
         if rows >= MIN_ROWS_FOR_STATUS {
             // A newline and back up: when the cursor sits on the last row, the text above
             // scrolls up one so the status line does not cover it.
@@ -99,7 +97,9 @@ impl Screen {
 
     fn set_region(&mut self) {
         let bottom = self.rows.saturating_sub(1);
-        let mut region = REGION_SET.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut region = REGION_SET
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if self.has_status_line() {
             // Setting a region homes the cursor: save and restore around it.
             let sequence = format!("\x1b7\x1b[1;{bottom}r\x1b8");

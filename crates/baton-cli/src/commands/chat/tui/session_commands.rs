@@ -32,8 +32,10 @@ impl Chat {
     pub(super) async fn resume(&mut self, target: Option<&str>) -> Result<(), String> {
         let Some(target) = target else {
             self.sessions()?;
-            self.view
-                .line("/resume ID or /resume TITLE continues one of them", Tone::Dim);
+            self.view.line(
+                "/resume ID or /resume TITLE continues one of them",
+                Tone::Dim,
+            );
             return Ok(());
         };
         let id = resolve(&self.launch.store, target).map_err(|e| e.to_string())?;
@@ -60,8 +62,15 @@ impl Chat {
             .into_iter()
             .rev()
             .map(|m| {
-                let who = if m.role == Role::User { "you" } else { "assistant" };
-                format!("  {who}: {}", super::activity::one_line(&m.text(), RECAP_CHARS))
+                let who = if m.role == Role::User {
+                    "you"
+                } else {
+                    "assistant"
+                };
+                format!(
+                    "  {who}: {}",
+                    super::activity::one_line(&m.text(), RECAP_CHARS)
+                )
             })
             .collect();
         for line in recap {

@@ -164,7 +164,9 @@ fn memory_action(rest: &str) -> Result<MemoryAction, String> {
     };
     match verb {
         "" | "show" | "list" => Ok(MemoryAction::Show),
-        "add" | "user" if text.is_empty() => Err(format!("/memory {verb} needs the text to remember")),
+        "add" | "user" if text.is_empty() => {
+            Err(format!("/memory {verb} needs the text to remember"))
+        }
         "add" => Ok(MemoryAction::Add {
             user: false,
             text: text.to_string(),
@@ -205,7 +207,9 @@ fn unknown(name: &str) -> String {
         .filter(|(d, _)| *d <= 2)
         .map(|(_, n)| format!(" — did you mean /{n}?"))
         .unwrap_or_default();
-    format!("unknown command /{name}{nearest} (/help lists them; start with // to send a line that begins with /)")
+    format!(
+        "unknown command /{name}{nearest} (/help lists them; start with // to send a line that begins with /)"
+    )
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -252,7 +256,10 @@ mod tests {
         );
         assert_eq!(command("/compress"), Slash::Compress(None));
         assert_eq!(command("/resume"), Slash::Resume(None));
-        assert_eq!(command("/title Release prep"), Slash::Title("Release prep".into()));
+        assert_eq!(
+            command("/title Release prep"),
+            Slash::Title("Release prep".into())
+        );
         assert_eq!(command("/tool #3"), Slash::Tool(Some(3)));
         assert_eq!(
             command("/memory user prefers tabs"),
@@ -280,7 +287,11 @@ mod tests {
         assert!(err.contains("did you mean /compress"), "{err}");
         assert!(parse("/title").unwrap_err().contains("/title NAME"));
         assert!(parse("/tool x").unwrap_err().contains("call number"));
-        assert!(parse("/memory forget x").unwrap_err().contains("expected show"));
+        assert!(
+            parse("/memory forget x")
+                .unwrap_err()
+                .contains("expected show")
+        );
     }
 
     #[test]

@@ -101,7 +101,9 @@ impl StatusLine {
     }
 
     fn context_part(&self) -> String {
-        let filled = (self.percent() as usize * BAR_CELLS).div_ceil(100).min(BAR_CELLS);
+        let filled = (self.percent() as usize * BAR_CELLS)
+            .div_ceil(100)
+            .min(BAR_CELLS);
         let bar: String = "█".repeat(filled) + &"░".repeat(BAR_CELLS - filled);
         format!(
             "ctx {}{}/{} {bar} {}%",
@@ -119,7 +121,11 @@ impl StatusLine {
         }
     }
 
+    /// The cost; `+` when some calls could not be priced, `no price` when none could.
     fn cost_part(&self) -> String {
+        if self.unpriced_calls > 0 && self.cost_usd == 0.0 {
+            return "no price".into();
+        }
         let plus = if self.unpriced_calls > 0 { "+" } else { "" };
         format!("{}{plus}", format_usd(self.cost_usd))
     }
@@ -226,7 +232,9 @@ mod tests {
         s.color = true;
         let line = s.render(100);
         assert!(line.starts_with("\x1b[7m") && line.ends_with("\x1b[0m"));
-        let visible = line.trim_start_matches("\x1b[7m").trim_end_matches("\x1b[0m");
+        let visible = line
+            .trim_start_matches("\x1b[7m")
+            .trim_end_matches("\x1b[0m");
         assert_eq!(visible.chars().count(), 100);
     }
 }

@@ -95,8 +95,7 @@ impl View {
                 s.status.context_tokens = usage.prompt() + usage.output;
                 s.status.context_estimated = false;
                 let prompt = usage.prompt();
-                s.status.cache_hit =
-                    (prompt > 0).then(|| usage.cache_read as f64 / prompt as f64);
+                s.status.cache_hit = (prompt > 0).then(|| usage.cache_read as f64 / prompt as f64);
                 match cost_usd {
                     Some(c) => s.status.cost_usd += c,
                     None => s.status.unpriced_calls += 1,
@@ -175,7 +174,11 @@ impl View {
             crate::output::out_bytes(format!("{line}\n").as_bytes());
             return;
         }
-        let colour = if matches!(tone, Tone::Bad) { RED } else { GREEN };
+        let colour = if matches!(tone, Tone::Bad) {
+            RED
+        } else {
+            GREEN
+        };
         let mut chars = line.char_indices().skip(2);
         let split = chars.nth(1).map_or(line.len(), |(i, _)| i);
         let (mark, rest) = line.split_at(split);
@@ -185,7 +188,11 @@ impl View {
     /// Closes the answer's styles and ends its line, so what follows starts on a fresh one.
     fn end_answer(&mut self) {
         let rest = self.markdown.finish();
-        let newline = if self.markdown.at_line_start() { "" } else { "\n" };
+        let newline = if self.markdown.at_line_start() {
+            ""
+        } else {
+            "\n"
+        };
         if !rest.is_empty() || !newline.is_empty() {
             crate::output::out_bytes(format!("{rest}{newline}").as_bytes());
         }
