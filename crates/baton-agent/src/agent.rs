@@ -269,6 +269,12 @@ impl Agent {
         self.estimator.accuracy()
     }
 
+    /// The next request's size as the runtime estimates it, calibrated by the provider's
+    /// counts so far (what a status line shows between calls).
+    pub fn estimated_prompt_tokens(&mut self) -> u64 {
+        self.estimator.peek(&self.session.messages)
+    }
+
     /// The rough estimate of the next request (the reference's hygiene measure).
     pub fn rough_prompt_tokens(&mut self) -> u64 {
         self.estimator.raw(&self.session.messages) as u64

@@ -75,6 +75,13 @@ impl RequestEstimator {
         self.last_calibrated
     }
 
+    /// The calibrated estimate of `messages` without remembering it as the request sent (for
+    /// a host's display: it must not shift what the next usage report is compared with).
+    pub fn peek(&mut self, messages: &[Message]) -> u64 {
+        let raw = self.raw(messages);
+        self.calibration.apply(&self.model, raw) as u64
+    }
+
     /// The estimate without calibration (the rough count the reference's hygiene uses).
     pub fn raw(&mut self, messages: &[Message]) -> usize {
         let counted = self.running.sync(&RoughCounter, messages);

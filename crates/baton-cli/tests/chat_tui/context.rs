@@ -132,7 +132,7 @@ fn slash_model_lists_switches_and_compacts_for_a_smaller_window() {
     tui.wait_for_status("tiny-model");
     tui.wait_for_prompt(TURNS.len() + 3);
     tui.submit("and now?");
-    tui.wait_for("noted: and now?");
+    tui.wait_for_output("noted: and now?");
     let last = server.requests().last().unwrap().body.clone();
     assert_eq!(last["model"], "tiny-model");
 }

@@ -181,3 +181,49 @@ fn a_resize_moves_the_status_line_to_the_new_bottom_row() {
     );
     let _ = COLS;
 }
+
+#[test]
+fn a_panic_restores_the_terminal_before_the_message_is_printed() {
+    let server = ScriptedServer::start_background(Script::replies([])).unwrap();
+    let h = home();
+    let mut tui = Tui::start(&server, h.path(), &[]);
+    tui.wait_for_prompt(1);
+    // A debug-build command that panics inside the loop.
+    tui.submit("/__panic");
+    assert_eq!(tui.wait_exit(), 101);
+    let transcript = tui.transcript();
+    let set = transcript.rfind(&format!("\x1b[1;{}r", ROWS - 1)).unwrap();
+    let reset = transcript.rfind("\x1b[r").expect("scroll region reset");
+    let message = transcript
+        .rfind("deliberate panic")
+        .expect("the panic message");
+    assert!(
+        set < reset && reset < message,
+        "restored first, then the message"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_a_running_tool_and_the_turn_ends_interrupted() {
+    let server = ScriptedServer::start_background(Script::replies([
+        Reply::tool_call("terminal", serde_json::json!({"command": "sleep 30"})),
+        Reply::text("after the interrupt"),
+    ]))
+    .unwrap();
+    let h = home();
+    let tui = Tui::start(&server, h.path(), &[]);
+    tui.wait_for_prompt(1);
+    tui.submit("wait a while");
+    tui.wait_for_status("running terminal sleep 30");
+    let started = std::time::Instant::now();
+    tui.keys("\x03");
+    let screen = tui.wait_for("interrupted — the session is kept");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the sleep was stopped"
+    );
+    assert!(screen.contains("✗ terminal sleep 30"), "{screen}");
+    tui.wait_for_prompt(2);
+    tui.submit("go on");
+    tui.wait_for("after the interrupt");
+}

@@ -19,7 +19,7 @@ impl Chat {
         let totals = self.agent.totals().clone();
         let status = self.agent.engine_status();
         let accuracy = self.agent.estimate_accuracy();
-        let rough = self.agent.rough_prompt_tokens();
+        let rough = self.agent.estimated_prompt_tokens();
         let window = self.agent.config().context_length;
         let prompt_total =
             totals.input_tokens + totals.cache_read_tokens + totals.cache_write_tokens;

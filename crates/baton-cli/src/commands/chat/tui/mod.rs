@@ -133,6 +133,12 @@ impl Chat {
                     if text.trim().is_empty() {
                         continue;
                     }
+                    // Debug builds only: lets the pty tests check the terminal is restored
+                    // after a panic.
+                    #[cfg(debug_assertions)]
+                    if text.trim() == "/__panic" {
+                        panic!("deliberate panic (debug builds: /__panic)");
+                    }
                     if let Some(warning) = editor::remember(&mut editor, &history, &text) {
                         self.view.line(&warning, Tone::Warn);
                     }

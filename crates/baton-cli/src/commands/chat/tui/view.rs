@@ -209,7 +209,7 @@ impl View {
 
     /// Takes the status line's numbers from the agent (after a turn, a command, a switch).
     pub fn sync_status(&mut self, agent: &mut Agent) {
-        let estimate = agent.rough_prompt_tokens();
+        let estimate = agent.estimated_prompt_tokens();
         let status = agent.engine_status();
         let totals = agent.totals().clone();
         let mut s = screen::lock(&self.screen);
