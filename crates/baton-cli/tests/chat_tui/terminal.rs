@@ -227,3 +227,31 @@ fn ctrl_c_stops_a_running_tool_and_the_turn_ends_interrupted() {
     tui.submit("go on");
     tui.wait_for("after the interrupt");
 }
+
+#[test]
+fn keys_typed_during_a_turn_are_not_echoed_into_the_answer_and_wait_for_the_prompt() {
+    let server = ScriptedServer::start_background(Script::replies([
+        Reply::text("streaming ".repeat(30)).with_stream_interval(Duration::from_millis(20)),
+        Reply::text("second answer"),
+    ]))
+    .unwrap();
+    let h = home();
+    let tui = Tui::start(&server, h.path(), &[]);
+    tui.wait_for_prompt(1);
+    tui.submit("first");
+    tui.wait_for("streaming streaming");
+    tui.keys("typed ahead");
+    tui.wait_for_prompt(2);
+    let screen = tui.wait_for("› typed ahead");
+    let answer_rows = screen.lines().filter(|l| l.contains("streaming")).count();
+    assert!(answer_rows > 0);
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.contains("streaming") && l.contains("typed ahead")),
+        "echoed into the answer: {screen}"
+    );
+    tui.keys("\r");
+    tui.wait_for("second answer");
+    assert_eq!(server.requests()[1].last_user_text(), "typed ahead");
+}

@@ -39,6 +39,9 @@ impl Approver for TerminalApprover {
             crate::output::err(format_args!(
                 "Allow it? [y]es / [N]o / [a]ll for this run: "
             ));
+            // The interactive terminal hides typing during a turn; the answer must be seen.
+            let echoed = super::echo::is_on();
+            super::echo::set(true);
             let abandoned = Arc::new(AtomicBool::new(false));
             let reader = {
                 let abandoned = abandoned.clone();
@@ -52,6 +55,7 @@ impl Approver for TerminalApprover {
                     None
                 }
             };
+            super::echo::set(echoed);
             match answer.as_deref().map(str::trim) {
                 Some("y" | "Y" | "yes") => Approval::Allowed,
                 Some("a" | "A" | "all") => {

@@ -2,6 +2,7 @@
 //! turns non-interactively ([`oneshot`]); on a terminal it is the interactive agent ([`tui`]).
 
 mod confirm;
+mod echo;
 pub mod from_config;
 mod launch;
 mod oneshot;

@@ -169,6 +169,7 @@ impl Chat {
     /// Runs one turn; Ctrl-C (SIGINT: the prompt is not in raw mode during a turn) ends it.
     async fn turn(&mut self, prompt: &str) {
         self.interrupt.clear();
+        super::echo::set(false);
         let view = &mut self.view;
         let mut sink = |event: AgentEvent| view.show(&event);
         let result = self
@@ -179,6 +180,7 @@ impl Chat {
             self.view.line(&format!("error: {e}"), Tone::Bad);
             self.view.set_activity(Activity::Idle);
         }
+        super::echo::set(true);
         // A blank line between one exchange and the next prompt.
         self.view.line("", Tone::Plain);
         self.view.sync_status(&mut self.agent);
