@@ -150,8 +150,9 @@ fn sigterm_restores_the_terminal_before_exiting() {
     let h = home();
     let mut tui = Tui::start(&server, h.path(), &[]);
     tui.wait_for_prompt(1);
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &tui.pid().to_string()])
+    // The shell's builtin `kill`: no procps needed on a bare machine.
+    let status = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", tui.pid())])
         .status()
         .unwrap();
     assert!(status.success());
