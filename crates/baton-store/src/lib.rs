@@ -25,6 +25,7 @@ pub mod retry;
 mod rng;
 pub mod schema;
 pub mod search;
+pub mod search_core;
 pub mod session;
 pub mod session_search;
 pub mod snippet;

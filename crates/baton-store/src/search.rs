@@ -12,21 +12,23 @@
 //! union, NOT = difference), so mixed English + CJK queries keep AND
 //! semantics. Ties are broken by recency.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use rusqlite::{Connection, params_from_iter, types::Value};
 use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
-use crate::snippet::{display_text, window_snippet};
+pub use crate::search_core::{SNIPPET_CONTEXT_CHARS, TEXT_SCAN_BYTES};
+use crate::search_core::{
+    GroupHits, Row, TermHits, Via, count_occurrences, find_match, normalise_into, rank,
+    window_hit_snippet,
+};
 
 /// At most this many candidates are fetched per positive term: the newest matches, ranked by
 /// bm25 among themselves. Scoring every match would cost time in proportion to how common a
 /// term is across the whole history; the newest 2,000 keep a query's cost flat as history
 /// grows, and recent context is what an agent searching its past usually needs.
 pub const TERM_CANDIDATE_CAP: i64 = 2000;
-/// Characters of context either side of a match in built snippets.
-pub const SNIPPET_CONTEXT_CHARS: usize = 40;
 /// Largest message content whose snippet FTS5's `snippet()` builds; beyond it the snippet is a
 /// window over the first [`TEXT_SCAN_BYTES`] (`snippet()`'s cost grows with the square of the
 /// number of matches in the message).
@@ -37,11 +39,6 @@ const SUPPLEMENT_WEIGHT: f64 = 0.6;
 /// supplement only catches identifiers glued to CJK text, so the best few hundred by bm25 are
 /// plenty; without a cap a common word costs thousands of row reads at a million messages.
 const SUPPLEMENT_CAP: i64 = 200;
-/// At most this many bytes of one message are examined in Rust (snippet window, occurrence
-/// counting, boundary checks). Work per message is then bounded whatever its size: a 50 MB
-/// message of one repeated word costs the same as a 64 KiB one. A match beyond the window
-/// still ranks the message (the index found it); its snippet is then the message's start.
-pub const TEXT_SCAN_BYTES: usize = 64 * 1024;
 /// Longest accepted query, in characters. Sanitizing and routing are per term, and each term
 /// costs index lookups, so a pasted file as a query is refused with this limit named.
 pub const MAX_QUERY_CHARS: usize = 1_000;
@@ -118,23 +115,6 @@ pub enum SearchError {
     QueryTooLong { chars: usize, max: usize },
 }
 
-/// How a term matched one message (drives the snippet).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Via {
-    /// unicode61 match: use FTS5 `snippet()`.
-    Fts,
-    /// Substring match: build a char window around the needle.
-    Window,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct TermHit {
-    score: f64,
-    via: Via,
-}
-
-type TermHits = HashMap<i64, TermHit>;
-
 /// Search messages. A query with nothing searchable returns `Ok(vec![])`.
 pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, SearchError> {
     let wrap = |source| SearchError::Sqlite {
@@ -178,41 +158,6 @@ struct Searcher<'a> {
     cjk_queue: bool,
 }
 
-struct Row {
-    content: String,
-    tool_name: String,
-    tool_calls: String,
-}
-
-impl Row {
-    /// The indexed text (same concatenation as the FTS triggers).
-    /// Only the first [`TEXT_SCAN_BYTES`] of it, so per-message work is bounded.
-    fn haystack(&self) -> String {
-        let full = self.content.len() + self.tool_name.len() + self.tool_calls.len() + 2;
-        if full <= TEXT_SCAN_BYTES {
-            return format!("{} {} {}", self.content, self.tool_name, self.tool_calls);
-        }
-        let mut s = String::with_capacity(TEXT_SCAN_BYTES);
-        for part in [
-            self.content.as_str(),
-            self.tool_name.as_str(),
-            self.tool_calls.as_str(),
-        ] {
-            if !s.is_empty() {
-                s.push(' ');
-            }
-            s.push_str(bounded_prefix(
-                part,
-                TEXT_SCAN_BYTES.saturating_sub(s.len()),
-            ));
-            if s.len() >= TEXT_SCAN_BYTES {
-                break;
-            }
-        }
-        s
-    }
-}
-
 impl Searcher<'_> {
     fn filters(&self, sql: &mut String, params: &mut Vec<Value>) {
         let q = self.q;
@@ -240,56 +185,21 @@ impl Searcher<'_> {
     }
 
     fn run(&self, parsed: &ParsedQuery) -> rusqlite::Result<Vec<SearchHit>> {
-        // Per group: the positive terms with their hits.
-        let mut group_hits: Vec<Vec<(Term, TermHits)>> = Vec::new();
-        // id -> (score, group index)
-        let mut best: HashMap<i64, (f64, usize)> = HashMap::new();
-
-        for (gi, group) in parsed.groups.iter().enumerate() {
-            let mut pos = Vec::new();
+        let mut groups = Vec::with_capacity(parsed.groups.len());
+        for group in &parsed.groups {
+            let mut must = Vec::new();
             for t in &group.must {
-                let hits = self.term_hits(t, TERM_CANDIDATE_CAP)?;
-                pos.push((t.clone(), hits));
+                must.push((t.clone(), self.term_hits(t, TERM_CANDIDATE_CAP)?));
             }
-            let mut neg: HashSet<i64> = HashSet::new();
+            let mut must_not = HashSet::new();
             for t in &group.must_not {
-                neg.extend(self.term_hits(t, -1)?.into_keys());
+                must_not.extend(self.term_hits(t, -1)?.into_keys());
             }
-            if let Some(smallest) = pos.iter().map(|(_, h)| h).min_by_key(|h| h.len()) {
-                for id in smallest.keys() {
-                    if neg.contains(id) {
-                        continue;
-                    }
-                    let mut score = 0.0;
-                    let mut all = true;
-                    for (_, h) in &pos {
-                        match h.get(id) {
-                            Some(hit) => score += hit.score,
-                            None => {
-                                all = false;
-                                break;
-                            }
-                        }
-                    }
-                    if all {
-                        let e = best.entry(*id).or_insert((score, gi));
-                        if score > e.0 {
-                            *e = (score, gi);
-                        }
-                    }
-                }
-            }
-            group_hits.push(pos);
+            groups.push(GroupHits { must, must_not });
         }
-
-        let mut ranked: Vec<(i64, f64, usize)> =
-            best.into_iter().map(|(id, (s, g))| (id, s, g)).collect();
-        // Ties go to the newer message (ids grow in append order).
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-
         let mut out = Vec::new();
-        for (id, score, gi) in ranked.into_iter().skip(self.q.offset).take(self.q.limit) {
-            out.push(self.hit(id, score, &group_hits[gi])?);
+        for (id, score, gi) in rank(&groups, self.q.offset, self.q.limit) {
+            out.push(self.hit(id, score, &groups[gi].must)?);
         }
         Ok(out)
     }
@@ -538,187 +448,31 @@ impl Searcher<'_> {
     }
 
     fn snippet(&self, id: i64, row: &Row, terms: &[(Term, TermHits)]) -> rusqlite::Result<String> {
-        if !row.tool_calls.is_empty() {
-            return Ok(Self::call_snippet(id, row, terms));
-        }
-        let fts_terms: Vec<String> = terms
-            .iter()
-            .filter(|(_, h)| h.get(&id).is_some_and(|x| x.via == Via::Fts))
-            .map(|(t, _)| t.fts5())
-            .collect();
-        // FTS5's snippet() scores every phrase instance against every other one: a message
-        // with a term 40,000 times took 6 s. Long messages get a window built in Rust from
-        // their bounded haystack instead.
-        if !fts_terms.is_empty() && row.content.len() <= SNIPPET_FTS_MAX_BYTES {
-            let s: Option<String> = self
-                .conn
-                .query_row(
-                    "SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 24) \
-                     FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
-                    rusqlite::params![fts_terms.join(" OR "), id],
-                    |r| r.get(0),
-                )
-                .map(Some)
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                    e => Err(e),
-                })?;
-            if let Some(s) = s {
-                return Ok(s.trim().to_string());
+        if row.tool_calls.is_empty() {
+            let fts_terms: Vec<String> = terms
+                .iter()
+                .filter(|(_, h)| h.get(&id).is_some_and(|x| x.via == Via::Fts))
+                .map(|(t, _)| t.fts5())
+                .collect();
+            if !fts_terms.is_empty() && row.content.len() <= SNIPPET_FTS_MAX_BYTES {
+                let s: Option<String> = self
+                    .conn
+                    .query_row(
+                        "SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 24) \
+                         FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
+                        rusqlite::params![fts_terms.join(" OR "), id],
+                        |r| r.get(0),
+                    )
+                    .map(Some)
+                    .or_else(|e| match e {
+                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                        e => Err(e),
+                    })?;
+                if let Some(s) = s {
+                    return Ok(s.trim().to_string());
+                }
             }
         }
-        let hay = row.haystack();
-        for (t, h) in terms {
-            if h.contains_key(&id)
-                && let Some(range) = find_match(&hay, &t.text, None)
-            {
-                return Ok(window_snippet(&hay, range, SNIPPET_CONTEXT_CHARS));
-            }
-        }
-        Ok(window_snippet(&hay, (0, 0), 2 * SNIPPET_CONTEXT_CHARS))
-    }
-}
-
-impl Searcher<'_> {
-    /// The snippet of a message with tool calls: a window over its readable text (content,
-    /// then each call as `name(key: value, ...)`), since the indexed text holds the calls as
-    /// raw JSON with escaped quotes. A word is looked for at a word boundary first.
-    fn call_snippet(id: i64, row: &Row, terms: &[(Term, TermHits)]) -> String {
-        let text = display_text(&row.content, &row.tool_name, &row.tool_calls);
-        let text = bounded_prefix(&text, TEXT_SCAN_BYTES);
-        let matched = terms.iter().filter(|(_, h)| h.contains_key(&id));
-        let bounded = matched.clone().find_map(|(t, _)| {
-            (t.route() == Route::Word)
-                .then(|| find_match(text, &t.text, Some(t.prefix)))
-                .flatten()
-        });
-        let range = bounded.or_else(|| {
-            matched
-                .clone()
-                .find_map(|(t, _)| find_match(text, &t.text, None))
-        });
-        match range {
-            Some(range) => window_snippet(text, range, SNIPPET_CONTEXT_CHARS),
-            None => window_snippet(text, (0, 0), 2 * SNIPPET_CONTEXT_CHARS),
-        }
-    }
-}
-
-/// Normalise raw scores by their maximum and merge (keeping the best).
-fn normalise_into(hits: &mut TermHits, raw: Vec<(i64, f64)>, weight: f64, via: Via) {
-    let max = raw.iter().map(|r| r.1).fold(f64::MIN_POSITIVE, f64::max);
-    for (id, s) in raw {
-        let score = weight * (s.max(0.0) / max).clamp(0.05, 1.0);
-        let e = hits.entry(id).or_insert(TermHit { score, via });
-        if score > e.score {
-            *e = TermHit { score, via };
-        }
-    }
-}
-
-/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
-pub(crate) fn bounded_prefix(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-fn fold(c: char) -> char {
-    c.to_lowercase().next().unwrap_or(c)
-}
-
-fn folded(s: &str) -> Vec<char> {
-    s.chars().map(fold).collect()
-}
-
-/// Latin-word boundary: start/end of text, a non-alphanumeric char or CJK.
-fn is_boundary(c: Option<&char>) -> bool {
-    c.is_none_or(|&c| !c.is_alphanumeric() || query::is_cjk(c))
-}
-
-/// Case-insensitive search for `needle` in `hay`; returns a char range.
-/// `bounded = Some(prefix)` requires a Latin-word boundary before the match
-/// and (unless `prefix`) after it.
-fn find_match(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usize, usize)> {
-    let h = folded(hay);
-    let n = folded(needle);
-    if n.is_empty() || n.len() > h.len() {
-        return None;
-    }
-    (0..=h.len() - n.len()).find_map(|i| {
-        if h[i..i + n.len()] != n[..] {
-            return None;
-        }
-        if let Some(prefix) = bounded {
-            let before = if i == 0 { None } else { h.get(i - 1) };
-            if !is_boundary(before) || (!prefix && !is_boundary(h.get(i + n.len()))) {
-                return None;
-            }
-        }
-        Some((i, i + n.len()))
-    })
-}
-
-fn count_occurrences(hay: &str, needle: &str) -> usize {
-    let h = folded(hay);
-    let n = folded(needle);
-    if n.is_empty() {
-        return 0;
-    }
-    let mut count = 0;
-    let mut i = 0;
-    while i + n.len() <= h.len() {
-        if h[i..i + n.len()] == n[..] {
-            count += 1;
-            i += n.len();
-        } else {
-            i += 1;
-        }
-    }
-    count
-}
-
-#[cfg(test)]
-mod unit {
-    use super::*;
-
-    #[test]
-    fn bounded_match_rejects_inner_latin_words() {
-        assert!(find_match("配置config_path文件", "config_path", Some(false)).is_some());
-        assert!(find_match("the deployment", "deploy", Some(false)).is_none());
-        assert!(find_match("the deployment", "deploy", Some(true)).is_some());
-        assert!(find_match("redeploy now", "deploy", Some(true)).is_none());
-    }
-
-    #[test]
-    fn the_text_examined_per_message_is_bounded_and_char_safe() {
-        let row = Row {
-            content: "é".repeat(100_000),
-            tool_name: "terminal".into(),
-            tool_calls: "x".repeat(100_000),
-        };
-        let hay = row.haystack();
-        assert!(hay.len() <= TEXT_SCAN_BYTES, "{}", hay.len());
-        assert!(
-            hay.len() > TEXT_SCAN_BYTES - 4,
-            "the window is used, not dropped"
-        );
-        let small = Row {
-            content: "a".into(),
-            tool_name: "b".into(),
-            tool_calls: "c".into(),
-        };
-        assert_eq!(small.haystack(), "a b c", "short rows are unchanged");
-        assert_eq!(bounded_prefix("aé", 2), "a");
-    }
-
-    #[test]
-    fn like_escape() {
-        assert_eq!(crate::title::escape_like("a_b%c\\"), "a\\_b\\%c\\\\");
+        Ok(window_hit_snippet(id, row, terms))
     }
 }

@@ -1,0 +1,275 @@
+//! The part of search every backend shares: per-term hits normalised to (0, 1], the boolean
+//! combination (AND = intersection, OR = union, NOT = difference) with ties to the newer
+//! message, and snippets built as a window around the match. The SQLite search
+//! ([`crate::search`]) and the PostgreSQL one (`baton-pg`) differ only in how they find each
+//! term's candidates, so the same query ranks the same way on both.
+
+use crate::query::{self, Route, Term};
+use crate::snippet::{display_text, window_snippet};
+use std::collections::{HashMap, HashSet};
+
+/// Characters of context either side of a match in built snippets.
+pub const SNIPPET_CONTEXT_CHARS: usize = 40;
+/// At most this many bytes of one message are examined in Rust (snippet window, occurrence
+/// counting, boundary checks). Work per message is then bounded whatever its size: a 50 MB
+/// message of one repeated word costs the same as a 64 KiB one. A match beyond the window
+/// still ranks the message (the index found it); its snippet is then the message's start.
+pub const TEXT_SCAN_BYTES: usize = 64 * 1024;
+
+/// How a term matched one message (drives the snippet).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Via {
+    /// unicode61 match: use FTS5 `snippet()`.
+    Fts,
+    /// Substring match: build a char window around the needle.
+    Window,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct TermHit {
+    pub score: f64,
+    pub via: Via,
+}
+
+pub type TermHits = HashMap<i64, TermHit>;
+
+/// One group's terms: the positive terms with their hits, and the ids any negative term
+/// matched.
+pub struct GroupHits {
+    pub must: Vec<(Term, TermHits)>,
+    pub must_not: HashSet<i64>,
+}
+
+/// A ranked message: id, score, and the group that matched it best.
+pub type Ranked = (i64, f64, usize);
+
+/// Combines per-term hits by the query's boolean structure and ranks the result: score
+/// descending, ties to the newer message (ids grow in append order); `offset`/`limit` applied.
+pub fn rank(groups: &[GroupHits], offset: usize, limit: usize) -> Vec<Ranked> {
+    // id -> (score, group index)
+    let mut best: HashMap<i64, (f64, usize)> = HashMap::new();
+    for (gi, group) in groups.iter().enumerate() {
+        let Some(smallest) = group.must.iter().map(|(_, h)| h).min_by_key(|h| h.len()) else {
+            continue;
+        };
+        for id in smallest.keys() {
+            if group.must_not.contains(id) {
+                continue;
+            }
+            let mut score = 0.0;
+            let mut all = true;
+            for (_, h) in &group.must {
+                match h.get(id) {
+                    Some(hit) => score += hit.score,
+                    None => {
+                        all = false;
+                        break;
+                    }
+                }
+            }
+            if all {
+                let e = best.entry(*id).or_insert((score, gi));
+                if score > e.0 {
+                    *e = (score, gi);
+                }
+            }
+        }
+    }
+    let mut ranked: Vec<Ranked> = best.into_iter().map(|(id, (s, g))| (id, s, g)).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    ranked.into_iter().skip(offset).take(limit).collect()
+}
+
+pub struct Row {
+    pub content: String,
+    pub tool_name: String,
+    pub tool_calls: String,
+}
+
+impl Row {
+    /// The indexed text (same concatenation as the FTS triggers).
+    /// Only the first [`TEXT_SCAN_BYTES`] of it, so per-message work is bounded.
+    pub fn haystack(&self) -> String {
+        let full = self.content.len() + self.tool_name.len() + self.tool_calls.len() + 2;
+        if full <= TEXT_SCAN_BYTES {
+            return format!("{} {} {}", self.content, self.tool_name, self.tool_calls);
+        }
+        let mut s = String::with_capacity(TEXT_SCAN_BYTES);
+        for part in [
+            self.content.as_str(),
+            self.tool_name.as_str(),
+            self.tool_calls.as_str(),
+        ] {
+            if !s.is_empty() {
+                s.push(' ');
+            }
+            s.push_str(bounded_prefix(
+                part,
+                TEXT_SCAN_BYTES.saturating_sub(s.len()),
+            ));
+            if s.len() >= TEXT_SCAN_BYTES {
+                break;
+            }
+        }
+        s
+    }
+}
+
+/// A snippet built in Rust: for a message with tool calls, a window over its readable text;
+/// otherwise a window around the first matched term (or the message's start).
+pub fn window_hit_snippet(id: i64, row: &Row, terms: &[(Term, TermHits)]) -> String {
+    if !row.tool_calls.is_empty() {
+        return call_snippet(id, row, terms);
+    }
+    let hay = row.haystack();
+    for (t, h) in terms {
+        if h.contains_key(&id)
+            && let Some(range) = find_match(&hay, &t.text, None)
+        {
+            return window_snippet(&hay, range, SNIPPET_CONTEXT_CHARS);
+        }
+    }
+    window_snippet(&hay, (0, 0), 2 * SNIPPET_CONTEXT_CHARS)
+}
+
+/// The snippet of a message with tool calls: a window over its readable text (content,
+/// then each call as `name(key: value, ...)`), since the indexed text holds the calls as
+/// raw JSON with escaped quotes. A word is looked for at a word boundary first.
+fn call_snippet(id: i64, row: &Row, terms: &[(Term, TermHits)]) -> String {
+    let text = display_text(&row.content, &row.tool_name, &row.tool_calls);
+    let text = bounded_prefix(&text, TEXT_SCAN_BYTES);
+    let matched = terms.iter().filter(|(_, h)| h.contains_key(&id));
+    let bounded = matched.clone().find_map(|(t, _)| {
+        (t.route() == Route::Word)
+            .then(|| find_match(text, &t.text, Some(t.prefix)))
+            .flatten()
+    });
+    let range = bounded.or_else(|| {
+        matched
+            .clone()
+            .find_map(|(t, _)| find_match(text, &t.text, None))
+    });
+    match range {
+        Some(range) => window_snippet(text, range, SNIPPET_CONTEXT_CHARS),
+        None => window_snippet(text, (0, 0), 2 * SNIPPET_CONTEXT_CHARS),
+    }
+}
+
+/// Normalise raw scores by their maximum and merge (keeping the best).
+pub fn normalise_into(hits: &mut TermHits, raw: Vec<(i64, f64)>, weight: f64, via: Via) {
+    let max = raw.iter().map(|r| r.1).fold(f64::MIN_POSITIVE, f64::max);
+    for (id, s) in raw {
+        let score = weight * (s.max(0.0) / max).clamp(0.05, 1.0);
+        let e = hits.entry(id).or_insert(TermHit { score, via });
+        if score > e.score {
+            *e = TermHit { score, via };
+        }
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
+pub fn bounded_prefix(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn fold(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+fn folded(s: &str) -> Vec<char> {
+    s.chars().map(fold).collect()
+}
+
+/// Latin-word boundary: start/end of text, a non-alphanumeric char or CJK.
+fn is_boundary(c: Option<&char>) -> bool {
+    c.is_none_or(|&c| !c.is_alphanumeric() || query::is_cjk(c))
+}
+
+/// Case-insensitive search for `needle` in `hay`; returns a char range.
+/// `bounded = Some(prefix)` requires a Latin-word boundary before the match
+/// and (unless `prefix`) after it.
+pub fn find_match(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usize, usize)> {
+    let h = folded(hay);
+    let n = folded(needle);
+    if n.is_empty() || n.len() > h.len() {
+        return None;
+    }
+    (0..=h.len() - n.len()).find_map(|i| {
+        if h[i..i + n.len()] != n[..] {
+            return None;
+        }
+        if let Some(prefix) = bounded {
+            let before = if i == 0 { None } else { h.get(i - 1) };
+            if !is_boundary(before) || (!prefix && !is_boundary(h.get(i + n.len()))) {
+                return None;
+            }
+        }
+        Some((i, i + n.len()))
+    })
+}
+
+pub fn count_occurrences(hay: &str, needle: &str) -> usize {
+    let h = folded(hay);
+    let n = folded(needle);
+    if n.is_empty() {
+        return 0;
+    }
+    let mut count = 0;
+    let mut i = 0;
+    while i + n.len() <= h.len() {
+        if h[i..i + n.len()] == n[..] {
+            count += 1;
+            i += n.len();
+        } else {
+            i += 1;
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn bounded_match_rejects_inner_latin_words() {
+        assert!(find_match("配置config_path文件", "config_path", Some(false)).is_some());
+        assert!(find_match("the deployment", "deploy", Some(false)).is_none());
+        assert!(find_match("the deployment", "deploy", Some(true)).is_some());
+        assert!(find_match("redeploy now", "deploy", Some(true)).is_none());
+    }
+
+    #[test]
+    fn the_text_examined_per_message_is_bounded_and_char_safe() {
+        let row = Row {
+            content: "é".repeat(100_000),
+            tool_name: "terminal".into(),
+            tool_calls: "x".repeat(100_000),
+        };
+        let hay = row.haystack();
+        assert!(hay.len() <= TEXT_SCAN_BYTES, "{}", hay.len());
+        assert!(
+            hay.len() > TEXT_SCAN_BYTES - 4,
+            "the window is used, not dropped"
+        );
+        let small = Row {
+            content: "a".into(),
+            tool_name: "b".into(),
+            tool_calls: "c".into(),
+        };
+        assert_eq!(small.haystack(), "a b c", "short rows are unchanged");
+        assert_eq!(bounded_prefix("aé", 2), "a");
+    }
+
+    #[test]
+    fn like_escape() {
+        assert_eq!(crate::title::escape_like("a_b%c\\"), "a\\_b\\%c\\\\");
+    }
+}
