@@ -96,19 +96,40 @@ pub fn index_columns(text: &str) -> (String, String) {
     (uni, bi)
 }
 
-/// The FTS5 query that finds `term` in this index, or `None` when the index cannot answer it
-/// exactly (a term without CJK, or one whose CJK and Latin parts are separated by spaces, which
-/// the index does not keep); the caller then scans.
-pub fn match_expr(term: &Term) -> Option<String> {
+/// Which column of the index a term is looked up in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// Single CJK characters.
+    Uni,
+    /// Bigram runs and glued identifiers.
+    Bi,
+}
+
+/// How the index answers a term: the column, the text to match there as a phrase (tokenized
+/// like the indexed text), and whether the last token is a prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchPlan {
+    pub column: Column,
+    pub phrase: String,
+    pub prefix: bool,
+}
+
+/// How this index finds `term`, or `None` when it cannot answer it exactly (a term without
+/// CJK, or one whose CJK and Latin parts are separated by spaces, which the index does not
+/// keep); the caller then scans. Shared by every backend that keeps this index.
+pub fn match_plan(term: &Term) -> Option<MatchPlan> {
     let runs = runs(&term.text);
     if !runs.iter().any(|(k, _)| *k == RunKind::Cjk) {
         return None;
     }
-    let star = if term.prefix { "*" } else { "" };
     if let [(RunKind::Cjk, run)] = runs.as_slice()
         && run.len() == 1
     {
-        return Some(format!("uni : {}{star}", fts5_quote(&run[0].to_string())));
+        return Some(MatchPlan {
+            column: Column::Uni,
+            phrase: run[0].to_string(),
+            prefix: term.prefix,
+        });
     }
     if runs.iter().any(|(k, _)| *k == RunKind::Space)
         && runs.iter().any(|(k, _)| *k == RunKind::Other)
@@ -123,7 +144,22 @@ pub fn match_expr(term: &Term) -> Option<String> {
             RunKind::Space => {}
         }
     }
-    Some(format!("bi : {}{star}", fts5_quote(&tokens)))
+    Some(MatchPlan {
+        column: Column::Bi,
+        phrase: tokens,
+        prefix: term.prefix,
+    })
+}
+
+/// The FTS5 query that finds `term` in this index ([`match_plan`] in FTS5 syntax).
+pub fn match_expr(term: &Term) -> Option<String> {
+    let plan = match_plan(term)?;
+    let column = match plan.column {
+        Column::Uni => "uni",
+        Column::Bi => "bi",
+    };
+    let star = if plan.prefix { "*" } else { "" };
+    Some(format!("{column} : {}{star}", fts5_quote(&plan.phrase)))
 }
 
 /// The FTS5 query for a word glued to CJK text (its unicode61 tokens, as a phrase).

@@ -45,6 +45,10 @@ pub enum StoreError {
     #[error("session database {path} stayed locked after {attempts} write attempts")]
     Locked { path: String, attempts: u32 },
 
+    /// A server-backed store (PostgreSQL) failed: `store` names it without credentials.
+    #[error("session store {store}: {detail}")]
+    Backend { store: String, detail: String },
+
     /// No session has this id.
     #[error("no session with id {id}")]
     NotFound { id: String },

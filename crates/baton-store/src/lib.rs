@@ -8,7 +8,7 @@
 pub mod archive;
 pub mod batch;
 pub mod cjk_index;
-mod codec;
+pub mod codec;
 pub mod continuation;
 pub mod error;
 pub mod export;

@@ -19,14 +19,19 @@ pub fn first_user_line(conn: &Connection, session_id: &str) -> Result<String> {
     let rows = stmt
         .query_map([session_id], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows
-        .iter()
+    Ok(first_user_line_of(&rows))
+}
+
+/// [`first_user_line`] over the contents of a session's first user messages (up to 20, in
+/// order), for stores that fetch them their own way.
+pub fn first_user_line_of(rows: &[String]) -> String {
+    rows.iter()
         .map(|c| plain_text(c))
         .filter(|text| baton_core::synthetic::classify_text(text).is_none())
         .map(|text| one_line(&baton_core::synthetic::without_wrapping_blocks(&text)))
         .find(|line| !line.is_empty())
         .map(|line| cut(&line))
-        .unwrap_or_default())
+        .unwrap_or_default()
 }
 
 /// The latest of the session's newest message, its end and its start (Unix seconds).

@@ -14,11 +14,32 @@ use std::collections::BTreeMap;
 pub const MIN_ID_PREFIX: usize = 4;
 
 /// A session matched by title, before lineage is applied.
-struct TitleMatch {
-    id: String,
-    title: String,
-    number: Option<u64>,
-    started_at: f64,
+pub struct TitleMatch {
+    pub id: String,
+    pub title: String,
+    pub number: Option<u64>,
+    pub started_at: f64,
+}
+
+impl TitleMatch {
+    /// `found` as a match for `title`: the title itself, or `title #N` (the base compared
+    /// without regard to ASCII case, like the reference's `LIKE`); `None` otherwise.
+    pub fn of(title: &str, id: String, found: String, started_at: f64) -> Option<TitleMatch> {
+        let number = if found == title {
+            None
+        } else {
+            match split_numbered(&found) {
+                (base, Some(n)) if base.eq_ignore_ascii_case(title) => Some(n),
+                _ => return None,
+            }
+        };
+        Some(TitleMatch {
+            id,
+            title: found,
+            number,
+            started_at,
+        })
+    }
 }
 
 /// The id `input` names, in this order:
@@ -61,32 +82,27 @@ fn title_matches(conn: &Connection, title: &str) -> Result<Vec<TitleMatch>> {
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut out = Vec::new();
-    for (id, found, started_at) in rows {
-        let number = if found == title {
-            None
-        } else {
-            match split_numbered(&found) {
-                (base, Some(n)) if base.eq_ignore_ascii_case(title) => Some(n),
-                _ => continue,
-            }
-        };
-        out.push(TitleMatch {
-            id,
-            title: found,
-            number,
-            started_at,
-        });
-    }
-    Ok(out)
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, found, started_at)| TitleMatch::of(title, id, found, started_at))
+        .collect())
 }
 
 /// Groups title matches by the tip of their compression chain; one group is the answer.
 fn by_lineage(conn: &Connection, input: &str, matches: Vec<TitleMatch>) -> Result<String> {
+    let mut with_tips = Vec::with_capacity(matches.len());
+    for m in matches {
+        with_tips.push((lineage::compression_tip(conn, &m.id)?, m));
+    }
+    choose_tip(input, with_tips)
+}
+
+/// The one chain tip the title matches lead to; several tips is [`StoreError::Ambiguous`],
+/// naming each (newest first) by the newest-numbered title that leads to it.
+pub fn choose_tip(input: &str, with_tips: Vec<(String, TitleMatch)>) -> Result<String> {
     // tip -> the newest-numbered match leading to it (for naming candidates).
     let mut tips: BTreeMap<String, TitleMatch> = BTreeMap::new();
-    for m in matches {
-        let tip = lineage::compression_tip(conn, &m.id)?;
+    for (tip, m) in with_tips {
         let newer = |old: &TitleMatch| {
             (m.number.unwrap_or(1), m.started_at) > (old.number.unwrap_or(1), old.started_at)
         };
@@ -120,6 +136,19 @@ fn by_lineage(conn: &Connection, input: &str, matches: Vec<TitleMatch>) -> Resul
     })
 }
 
+/// The session a unique id prefix names (`ids`: up to six sessions whose id starts with
+/// `input`, newest first).
+pub fn choose_prefix(input: &str, ids: Vec<String>) -> Result<Option<String>> {
+    match ids.len() {
+        0 => Ok(None),
+        1 => Ok(ids.into_iter().next()),
+        _ => Err(StoreError::Ambiguous {
+            input: input.to_string(),
+            candidates: ids,
+        }),
+    }
+}
+
 fn by_id_prefix(conn: &Connection, input: &str) -> Result<Option<String>> {
     if input.chars().count() < MIN_ID_PREFIX {
         return Ok(None);
@@ -133,12 +162,5 @@ fn by_id_prefix(conn: &Connection, input: &str) -> Result<Option<String>> {
             r.get::<_, String>(0)
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    match ids.len() {
-        0 => Ok(None),
-        1 => Ok(ids.into_iter().next()),
-        _ => Err(StoreError::Ambiguous {
-            input: input.to_string(),
-            candidates: ids,
-        }),
-    }
+    choose_prefix(input, ids)
 }

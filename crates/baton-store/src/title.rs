@@ -81,7 +81,6 @@ pub fn next_numbered_title<'a>(base: &str, existing: impl IntoIterator<Item = &'
     }
 }
 
-/// Escapes `\`, `%` and `_` for a `LIKE ... ESCAPE '\'` pattern.
 /// The title a continuation of `raw` gets, numbered after every title already in its lineage.
 pub(crate) fn next_title_in_lineage(conn: &rusqlite::Connection, raw: &str) -> Result<String> {
     let cleaned = clean_title(raw)?.unwrap_or_default();
@@ -98,7 +97,8 @@ pub(crate) fn next_title_in_lineage(conn: &rusqlite::Connection, raw: &str) -> R
     Ok(next_numbered_title(base, titles.iter().map(String::as_str)))
 }
 
-pub(crate) fn escape_like(s: &str) -> String {
+/// Escapes `\`, `%` and `_` for a `LIKE ... ESCAPE '\'` pattern.
+pub fn escape_like(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(c, '\\' | '%' | '_') {
