@@ -115,6 +115,24 @@ pub trait SessionStore: Send + Sync {
 
     fn get_meta(&self, key: &str) -> Result<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;
+
+    /// Ends `parent_id` with reason `compression` and starts its continuation holding
+    /// `messages`, in one transaction; the child inherits what `settings` does not set, and
+    /// the parent's title numbered along the lineage. A parent already continued is refused
+    /// ([`StoreError::AlreadyContinued`]). Returns the child's id.
+    fn start_continuation_with(
+        &self,
+        parent_id: &str,
+        messages: &[Message],
+        settings: &continuation::ChildSettings,
+    ) -> Result<String>;
+
+    /// Messages `start..end` of a session by position (append order from 0; `end` clamped).
+    fn messages_range(&self, session_id: &str, start: usize, end: usize) -> Result<Vec<Message>>;
+
+    /// Full-text search over stored messages, with the same semantics on every backend
+    /// ([`search`] documents them). Failures are [`StoreError::Search`].
+    fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>>;
 }
 
 #[cfg(test)]

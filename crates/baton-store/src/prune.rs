@@ -19,12 +19,13 @@ pub fn delete_session(tx: &Transaction<'_>, id: &str) -> Result<bool> {
     Ok(true)
 }
 
-struct Node {
-    parent: Option<String>,
-    source: String,
-    started_at: f64,
-    ended_at: Option<f64>,
-    end_reason: Option<String>,
+/// What pruning needs to know of a session.
+pub struct Node {
+    pub parent: Option<String>,
+    pub source: String,
+    pub started_at: f64,
+    pub ended_at: Option<f64>,
+    pub end_reason: Option<String>,
 }
 
 /// Deletes ended sessions that started before `cutoff` (Unix seconds), optionally only of one
@@ -69,10 +70,16 @@ pub fn prune_candidates(
         })?
         .collect::<rusqlite::Result<_>>()?;
     drop(stmt);
+    Ok(doomed(&nodes, cutoff, source))
+}
 
+/// The sessions pruning deletes, oldest first: whole compression chains whose every session
+/// ended and started before `cutoff`, of `source` when given (the root's source). Shared by
+/// every store.
+pub fn doomed(nodes: &HashMap<String, Node>, cutoff: f64, source: Option<&str>) -> Vec<String> {
     let mut chains: HashMap<&str, Vec<&str>> = HashMap::new();
     for id in nodes.keys() {
-        chains.entry(chain_root(&nodes, id)).or_default().push(id);
+        chains.entry(chain_root(nodes, id)).or_default().push(id);
     }
     let mut doomed = Vec::new();
     for (root, members) in chains {
@@ -88,7 +95,7 @@ pub fn prune_candidates(
     }
     let start = |id: &str| nodes.get(id).map_or(0.0, |n| n.started_at);
     doomed.sort_by(|a, b| start(a).total_cmp(&start(b)).then_with(|| a.cmp(b)));
-    Ok(doomed.into_iter().map(str::to_string).collect())
+    doomed.into_iter().map(str::to_string).collect()
 }
 
 /// The root of the compression chain `id` belongs to.

@@ -18,11 +18,11 @@ use rusqlite::{Connection, params_from_iter, types::Value};
 use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
-pub use crate::search_core::{SNIPPET_CONTEXT_CHARS, TEXT_SCAN_BYTES};
 use crate::search_core::{
     GroupHits, Row, TermHits, Via, count_occurrences, find_match, normalise_into, rank,
     window_hit_snippet,
 };
+pub use crate::search_core::{SNIPPET_CONTEXT_CHARS, TEXT_SCAN_BYTES};
 
 /// At most this many candidates are fetched per positive term: the newest matches, ranked by
 /// bm25 among themselves. Scoring every match would cost time in proportion to how common a
@@ -108,11 +108,26 @@ pub enum SearchError {
         #[source]
         source: rusqlite::Error,
     },
+    /// A server-backed store's search failed (the store and what it said).
+    #[error("search for {query:?} failed: {detail}")]
+    Backend { query: String, detail: String },
     #[error(
         "search query is {chars} characters long; the limit is {max} characters \
          (search for a distinctive part of it instead)"
     )]
     QueryTooLong { chars: usize, max: usize },
+}
+
+/// Refuses a query over [`MAX_QUERY_CHARS`] (every backend applies the same limit).
+pub fn check_length(q: &SearchQuery) -> Result<(), SearchError> {
+    let chars = q.text.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(SearchError::QueryTooLong {
+            chars,
+            max: MAX_QUERY_CHARS,
+        });
+    }
+    Ok(())
 }
 
 /// Search messages. A query with nothing searchable returns `Ok(vec![])`.
@@ -121,13 +136,7 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
         query: q.text.clone(),
         source,
     };
-    let chars = q.text.chars().count();
-    if chars > MAX_QUERY_CHARS {
-        return Err(SearchError::QueryTooLong {
-            chars,
-            max: MAX_QUERY_CHARS,
-        });
-    }
+    check_length(q)?;
     let parsed = query::parse(&q.text);
     if parsed.is_empty() || q.limit == 0 {
         return Ok(Vec::new());

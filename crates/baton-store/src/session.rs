@@ -105,7 +105,7 @@ pub struct ListedSession {
 pub const PREVIEW_CHARS: usize = 60;
 
 /// Current time as Unix seconds.
-pub(crate) fn now() -> f64 {
+pub fn now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())

@@ -512,6 +512,23 @@ pub(crate) fn insert_session(tx: &Transaction<'_>, id: &str, new: &NewSession) -
 }
 
 impl SessionStore for SqliteStore {
+    fn start_continuation_with(
+        &self,
+        parent_id: &str,
+        messages: &[Message],
+        settings: &crate::continuation::ChildSettings,
+    ) -> Result<String> {
+        SqliteStore::start_continuation_with(self, parent_id, messages, settings)
+    }
+
+    fn messages_range(&self, session_id: &str, start: usize, end: usize) -> Result<Vec<Message>> {
+        SqliteStore::messages_range(self, session_id, start, end)
+    }
+
+    fn search(&self, query: &crate::search::SearchQuery) -> Result<Vec<crate::search::SearchHit>> {
+        self.read(|c| crate::search::search(c, query).map_err(StoreError::Search))
+    }
+
     fn create_session(&self, new: NewSession) -> Result<String> {
         let id = new.id.clone().unwrap_or_else(session::new_session_id);
         self.write(|tx| insert_session(tx, &id, &new))?;

@@ -1,0 +1,24 @@
+//! Baton's session store on PostgreSQL: [`PgStore`] implements the same
+//! [`baton_store::SessionStore`] trait as the embedded SQLite store, with the same search
+//! semantics, for services that run many sessions on several hosts and teams that keep years
+//! of transcripts.
+//!
+//! The trait is synchronous (the SQLite store is), while the driver is `tokio-postgres`: each
+//! call runs on the store's own small runtime and the caller waits for it ([`bridge`]), so a
+//! `PgStore` works from plain threads and from inside another async runtime alike.
+
+mod bridge;
+mod error;
+mod lineage;
+mod messages;
+mod schema;
+pub mod search;
+mod store;
+pub mod tsvector;
+
+pub use store::PgStore;
+
+/// Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`).
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}

@@ -1,0 +1,230 @@
+//! The search columns as PostgreSQL text literals, built in Rust so they hold exactly the
+//! tokens the SQLite store's indexes hold: no PostgreSQL text-search parser or dictionary is
+//! involved (its `simple` parser splits `user_id` and CJK runs differently from FTS5's
+//! unicode61).
+//!
+//! - `words`: unicode61 tokens of the message text (letters and digits; lowercased, Latin
+//!   diacritics removed), with positions, so a phrase is `a <-> b`;
+//! - `cjk`: the CJK index's bigram column tokens (weight `A`) then its single characters
+//!   (weight `B`), as [`baton_store::cjk_index`] builds them.
+//!
+//! PostgreSQL caps positions at 16,383 and a `tsvector` at 1 MB; tokens past
+//! [`MAX_POSITIONS`] are not indexed (the SQLite search also examines only the first 64 KiB
+//! of a message for snippets), and each token keeps at most 255 positions.
+
+use baton_store::cjk_index::{Column, MatchPlan, index_columns};
+use baton_store::query::Term;
+use std::collections::BTreeMap;
+use unicode_normalization::UnicodeNormalization;
+
+/// Positions PostgreSQL can store.
+pub const MAX_POSITIONS: usize = 16_383;
+/// Positions kept per token (PostgreSQL's own limit is 256).
+const MAX_POSITIONS_PER_TOKEN: usize = 255;
+
+/// The unicode61 tokens of `text`: runs of letters and digits, folded.
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            current.push(c);
+        } else if !current.is_empty() {
+            out.push(fold(&current));
+            current.clear();
+        }
+    }
+    if !current.is_empty() {
+        out.push(fold(&current));
+    }
+    out
+}
+
+/// Lowercase, Latin diacritics removed (unicode61's `remove_diacritics`).
+fn fold(token: &str) -> String {
+    let lower = token.to_lowercase();
+    if lower.is_ascii() {
+        return lower;
+    }
+    lower
+        .nfd()
+        .filter(|c| !('\u{0300}'..='\u{036f}').contains(c))
+        .nfc()
+        .collect()
+}
+
+/// A `tsvector` literal of `tokens` at positions 1, 2, …, each labelled `weight` (`None`: D).
+fn vector_literal(groups: &[(&[String], Option<char>)]) -> String {
+    let mut lexemes: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut position = 0usize;
+    for (tokens, weight) in groups {
+        for token in *tokens {
+            position += 1;
+            if position > MAX_POSITIONS {
+                break;
+            }
+            let entry = lexemes.entry(token.as_str()).or_default();
+            if entry.len() < MAX_POSITIONS_PER_TOKEN {
+                entry.push(match weight {
+                    Some(w) => format!("{position}{w}"),
+                    None => position.to_string(),
+                });
+            }
+        }
+    }
+    let mut out = String::new();
+    for (lexeme, positions) in lexemes {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&quote(lexeme));
+        out.push(':');
+        out.push_str(&positions.join(","));
+    }
+    out
+}
+
+/// A lexeme quoted for `tsvector` / `tsquery` input.
+fn quote(lexeme: &str) -> String {
+    let mut out = String::with_capacity(lexeme.len() + 2);
+    out.push('\'');
+    for c in lexeme.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The `words` column of a message whose searchable text is `haystack`.
+pub fn words_vector(haystack: &str) -> String {
+    let tokens = tokens(haystack);
+    vector_literal(&[(&tokens, None)])
+}
+
+/// The `cjk` column: empty for text without CJK.
+pub fn cjk_vector(haystack: &str) -> String {
+    let (uni, bi) = index_columns(haystack);
+    if uni.is_empty() {
+        return String::new();
+    }
+    let bi = tokens(&bi);
+    let uni = tokens(&uni);
+    vector_literal(&[(&bi, Some('A')), (&uni, Some('B'))])
+}
+
+/// A phrase query over `tokens` (`a <-> b`), each lexeme restricted to `weight`, the last a
+/// prefix when asked. `None` when there is nothing to match.
+fn phrase_query(tokens: &[String], weight: Option<char>, prefix: bool) -> Option<String> {
+    if tokens.is_empty() {
+        return None;
+    }
+    let last = tokens.len() - 1;
+    let parts: Vec<String> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut label = String::new();
+            if i == last && prefix {
+                label.push('*');
+            }
+            if let Some(w) = weight {
+                label.push(w);
+            }
+            if label.is_empty() {
+                quote(t)
+            } else {
+                format!("{}:{label}", quote(t))
+            }
+        })
+        .collect();
+    Some(parts.join(" <-> "))
+}
+
+/// The `words` query for a term without CJK (a word or a quoted phrase, maybe a prefix).
+pub fn words_query(term: &Term) -> Option<String> {
+    phrase_query(&tokens(&term.text), None, term.prefix)
+}
+
+/// The `cjk` query for a term the CJK index answers.
+pub fn cjk_query(plan: &MatchPlan) -> Option<String> {
+    let weight = match plan.column {
+        Column::Bi => 'A',
+        Column::Uni => 'B',
+    };
+    phrase_query(&tokens(&plan.phrase), Some(weight), plan.prefix)
+}
+
+/// The `cjk` query for a word glued to CJK text (`配置config_path文件` finds `config_path`).
+pub fn glued_word_query(term: &Term) -> Option<String> {
+    phrase_query(&tokens(&term.text), Some('A'), term.prefix)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn term(text: &str, prefix: bool) -> Term {
+        Term {
+            text: text.into(),
+            prefix,
+            phrase: false,
+        }
+    }
+
+    #[test]
+    fn tokens_split_like_unicode61_and_fold_case_and_diacritics() {
+        assert_eq!(
+            tokens("Deploy user_id to /etc/nginx.conf"),
+            ["deploy", "user", "id", "to", "etc", "nginx", "conf"]
+        );
+        assert_eq!(tokens("Café RÉSUMÉ"), ["cafe", "resume"]);
+        assert_eq!(tokens("用户配置 done"), ["用户配置", "done"]);
+    }
+
+    #[test]
+    fn vectors_quote_lexemes_and_keep_positions() {
+        assert_eq!(
+            words_vector("it's a test, a test"),
+            "'a':3,5 'it':1 's':2 'test':4,6"
+        );
+        assert_eq!(words_vector(r"back\slash"), r"'back':1 'slash':2");
+        assert_eq!(words_vector("o'brien"), "'brien':2 'o':1");
+        assert_eq!(cjk_vector("no cjk here"), "");
+        let cjk = cjk_vector("用户配置");
+        for piece in [
+            "'用户':1A",
+            "'户配':2A",
+            "'配置':3A",
+            "'用':4B",
+            "'户':5B",
+            "'置':7B",
+        ] {
+            assert!(cjk.contains(piece), "{piece} in {cjk}");
+        }
+    }
+
+    #[test]
+    fn queries_are_phrases_with_prefix_and_weight_labels() {
+        assert_eq!(
+            words_query(&term("user_id", false)).as_deref(),
+            Some("'user' <-> 'id'")
+        );
+        assert_eq!(
+            words_query(&term("depl", true)).as_deref(),
+            Some("'depl':*")
+        );
+        let plan = baton_store::cjk_index::match_plan(&term("確認しました", false)).unwrap();
+        assert_eq!(
+            cjk_query(&plan).as_deref(),
+            Some("'確認':A <-> '認し':A <-> 'しま':A <-> 'まし':A <-> 'した':A")
+        );
+        let one = baton_store::cjk_index::match_plan(&term("用", false)).unwrap();
+        assert_eq!(cjk_query(&one).as_deref(), Some("'用':B"));
+        assert_eq!(words_query(&term("!!!", false)), None);
+    }
+}

@@ -1,0 +1,61 @@
+//! A fresh PostgreSQL schema per test on the server `BATON_PG_TEST_URL` names.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use baton_pg::PgStore;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The test server's URL; `None` (with a note) when it is not configured, a panic when CI
+/// requires it.
+pub fn url() -> Option<String> {
+    match std::env::var("BATON_PG_TEST_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            if std::env::var_os("BATON_REQUIRE_PG").is_some() {
+                panic!(
+                    "BATON_REQUIRE_PG is set but BATON_PG_TEST_URL is not: run scripts/pg-test-server.sh"
+                );
+            }
+            eprintln!(
+                "note: PostgreSQL test skipped; to run it: eval \"$(scripts/pg-test-server.sh)\""
+            );
+            None
+        }
+    }
+}
+
+/// A new, empty schema on the test server, and the URL that makes it the search path.
+pub fn fresh_schema() -> Option<String> {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let url = url()?;
+    let schema = format!(
+        "t_{}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test server");
+        tokio::spawn(connection);
+        client
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .await
+            .unwrap();
+    });
+    let sep = if url.contains('?') { '&' } else { '?' };
+    Some(format!("{url}{sep}options=-csearch_path%3D{schema}"))
+}
+
+pub fn fresh_store() -> Option<PgStore> {
+    let url = fresh_schema()?;
+    Some(PgStore::connect(&url).expect("connect PgStore"))
+}
