@@ -18,14 +18,15 @@ pub const MESSAGE_COLUMNS: &str = "id, role, content, tool_call_id, tool_calls, 
 /// Rows per INSERT statement (15 parameters each, under PostgreSQL's 65,535).
 const ROWS_PER_INSERT: usize = 500;
 
-/// Inserts `messages` into `session_id`, stamped `at` + a microsecond per message so a batch
-/// stays ordered by time as well as by id. `call_names` maps tool-call ids to function names
-/// for tool results without a `name` (seeded with the session's earlier calls).
+/// Inserts `messages` into `session_id`, message `k` stamped `stamp(k)` (live appends bump a
+/// microsecond per message so a batch stays ordered by time as well as by id; copies keep the
+/// source's times). `call_names` maps tool-call ids to function names for tool results
+/// without a `name` (seeded with the session's earlier calls).
 pub async fn insert(
     client: &impl GenericClient,
     session_id: &str,
     messages: &[Message],
-    at: f64,
+    stamp: &(dyn Fn(usize) -> f64 + Sync),
     call_names: &mut HashMap<String, String>,
 ) -> std::result::Result<(), tokio_postgres::Error> {
     for (chunk_index, chunk) in messages.chunks(ROWS_PER_INSERT).enumerate() {
@@ -41,7 +42,7 @@ pub async fn insert(
                 row.tool_name.as_deref().unwrap_or(""),
                 row.tool_calls.as_deref().unwrap_or("")
             );
-            let ts = at + (chunk_index * ROWS_PER_INSERT + k) as f64 * 1e-6;
+            let ts = stamp(chunk_index * ROWS_PER_INSERT + k);
             let words = words_vector(&haystack);
             let cjk = cjk_vector(&haystack);
             rows.push((row, ts, words, cjk));

@@ -11,6 +11,7 @@ use baton_store::continuation::ChildSettings;
 use baton_store::prune::{Node, doomed};
 use baton_store::resolve::{MIN_ID_PREFIX, TitleMatch, choose_prefix, choose_tip};
 use baton_store::title::{clean_title, escape_like, next_numbered_title, split_numbered};
+use baton_store::transfer::{ImportOutcome, SessionExport, checksum};
 use baton_store::{
     ListedSession, NewSession, Result, Session, SessionFilter, SessionStore, StoreError,
     end_reason, new_session_id,
@@ -317,7 +318,14 @@ async fn append_in_tx(
 ) -> std::result::Result<(), TxError> {
     require_session(tx, session_id).await?;
     let mut names = messages::call_names(tx, session_id).await?;
-    messages::insert(tx, session_id, messages, at, &mut names).await?;
+    messages::insert(
+        tx,
+        session_id,
+        messages,
+        &|k| at + k as f64 * 1e-6,
+        &mut names,
+    )
+    .await?;
     let calls: i64 = messages
         .iter()
         .filter_map(|m| m.tool_calls.as_ref())
@@ -336,7 +344,122 @@ fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// A session with its messages and timestamps.
+async fn export_in(
+    client: &impl tokio_postgres::GenericClient,
+    id: &str,
+) -> std::result::Result<Option<SessionExport>, TxError> {
+    let Some(session) = lineage::load_session(client, id).await? else {
+        return Ok(None);
+    };
+    let sql = format!(
+        "SELECT {MESSAGE_COLUMNS}, timestamp FROM messages WHERE session_id = $1 ORDER BY id"
+    );
+    let rows = client.query(sql.as_str(), &[&id]).await?;
+    let mut decoded = Vec::with_capacity(rows.len());
+    let mut timestamps = Vec::with_capacity(rows.len());
+    for row in &rows {
+        decoded.push(messages::decode(id, row).map_err(TxError::Store)?);
+        timestamps.push(row.get::<_, f64>(14));
+    }
+    Ok(Some(SessionExport {
+        session,
+        messages: decoded,
+        timestamps,
+    }))
+}
+
 impl SessionStore for PgStore {
+    fn session_ids(&self) -> Result<Vec<String>> {
+        self.read(move |client| async move {
+            Ok(client
+                .query("SELECT id FROM sessions ORDER BY started_at, id", &[])
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect())
+        })
+    }
+
+    fn export_session(&self, id: &str) -> Result<Option<SessionExport>> {
+        let id = id.to_string();
+        self.read(move |client| async move { export_in(&**client, &id).await })
+    }
+
+    fn import_session(&self, export: &SessionExport) -> Result<ImportOutcome> {
+        let export = std::sync::Arc::new(export.clone());
+        self.write(move |tx| {
+            let export = export.clone();
+            Box::pin(async move {
+                let s = &export.session;
+                let parent_present = match &s.parent_session_id {
+                    Some(p) => tx
+                        .query_opt("SELECT 1 FROM sessions WHERE id = $1", &[p])
+                        .await?
+                        .is_some(),
+                    None => false,
+                };
+                let parent = s.parent_session_id.clone().filter(|_| parent_present);
+                let inserted = tx
+                    .execute(
+                        "INSERT INTO sessions (id, source, user_id, model, system_prompt, \
+                         parent_session_id, started_at, ended_at, end_reason, message_count, \
+                         tool_call_count, input_tokens, output_tokens, cache_read_tokens, \
+                         cache_write_tokens, reasoning_tokens, estimated_cost_usd, title, \
+                         api_call_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+                         $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (id) DO NOTHING",
+                        &[
+                            &s.id,
+                            &s.source,
+                            &s.user_id,
+                            &s.model,
+                            &s.system_prompt,
+                            &parent,
+                            &s.started_at,
+                            &s.ended_at,
+                            &s.end_reason,
+                            &s.message_count,
+                            &s.tool_call_count,
+                            &s.input_tokens,
+                            &s.output_tokens,
+                            &s.cache_read_tokens,
+                            &s.cache_write_tokens,
+                            &s.reasoning_tokens,
+                            &s.estimated_cost_usd,
+                            &s.title,
+                            &s.api_call_count,
+                        ],
+                    )
+                    .await?;
+                if inserted == 0 {
+                    let existing = export_in(tx, &s.id).await?;
+                    return match existing {
+                        Some(e) if checksum(&e) == checksum(&export) => {
+                            Ok(ImportOutcome::AlreadyPresent)
+                        }
+                        _ => Err(StoreError::CopyConflict { id: s.id.clone() }.into()),
+                    };
+                }
+                let stamps = export.timestamps.clone();
+                let started = s.started_at;
+                let mut names = HashMap::new();
+                messages::insert(
+                    tx,
+                    &s.id,
+                    &export.messages,
+                    &move |k| stamps.get(k).copied().unwrap_or(started),
+                    &mut names,
+                )
+                .await?;
+                Ok(if parent.is_none() && s.parent_session_id.is_some() {
+                    ImportOutcome::ImportedDetached
+                } else {
+                    ImportOutcome::Imported
+                })
+            })
+        })
+    }
+
     fn start_continuation_with(
         &self,
         parent_id: &str,

@@ -49,6 +49,12 @@ pub enum StoreError {
     #[error("session store {store}: {detail}")]
     Backend { store: String, detail: String },
 
+    /// A copy found a different session under the same id in the target.
+    #[error(
+        "session {id} already exists in the target with different content; nothing of it was written (delete it there, or copy into an empty store)"
+    )]
+    CopyConflict { id: String },
+
     /// No session has this id.
     #[error("no session with id {id}")]
     NotFound { id: String },

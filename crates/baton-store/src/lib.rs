@@ -33,6 +33,7 @@ pub mod sqlite;
 pub mod stats;
 mod stats_cost;
 pub mod title;
+pub mod transfer;
 
 pub use batch::SessionBatch;
 pub use error::{Result, StoreError};
@@ -129,6 +130,17 @@ pub trait SessionStore: Send + Sync {
 
     /// Messages `start..end` of a session by position (append order from 0; `end` clamped).
     fn messages_range(&self, session_id: &str, start: usize, end: usize) -> Result<Vec<Message>>;
+
+    /// Every session id, oldest first (so a parent comes before its children).
+    fn session_ids(&self) -> Result<Vec<String>>;
+
+    /// A session with everything a copy carries; `None` when there is no such session.
+    fn export_session(&self, id: &str) -> Result<Option<transfer::SessionExport>>;
+
+    /// Writes an exported session (row, messages, timestamps) in one transaction. A session
+    /// already there with the same checksum is left alone; a different one with the same id
+    /// is [`StoreError::CopyConflict`].
+    fn import_session(&self, export: &transfer::SessionExport) -> Result<transfer::ImportOutcome>;
 
     /// Full-text search over stored messages, with the same semantics on every backend
     /// ([`search`] documents them). Failures are [`StoreError::Search`].

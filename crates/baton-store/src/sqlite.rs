@@ -363,6 +363,18 @@ impl SqliteStore {
         messages: &[Message],
         base: f64,
     ) -> Result<()> {
+        // A monotonic bump keeps a batch ordered by timestamp as well as by id.
+        self.insert_rows_stamped(tx, session_id, messages, &|k| base + k as f64 * 1e-6)
+    }
+
+    /// Inserts message rows, message `k` stamped `stamp(k)` (copies keep the source's times).
+    pub(crate) fn insert_rows_stamped(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        messages: &[Message],
+        stamp: &dyn Fn(usize) -> f64,
+    ) -> Result<()> {
         let mut call_names = if messages
             .iter()
             .any(|m| m.tool_call_id.is_some() && m.name.is_none())
@@ -388,8 +400,7 @@ impl SqliteStore {
                 call_names.insert(call.id.clone(), call.function.name.clone());
             }
             let row = codec::to_row(m, &call_names);
-            // A monotonic bump keeps a batch ordered by timestamp as well as by id.
-            let ts = base + k as f64 * 1e-6;
+            let ts = stamp(k);
             let p = params![
                 session_id,
                 row.role,
@@ -452,6 +463,28 @@ impl SqliteStore {
     }
 }
 
+/// A session with its messages and their timestamps, read in one connection.
+fn export_in(
+    store: &SqliteStore,
+    c: &Connection,
+    id: &str,
+) -> Result<Option<crate::transfer::SessionExport>> {
+    let Some(session) = load_session(c, id)? else {
+        return Ok(None);
+    };
+    let messages = store.decode_messages(c, id, "ORDER BY id", &[])?;
+    let mut stmt =
+        c.prepare_cached("SELECT timestamp FROM messages WHERE session_id = ?1 ORDER BY id")?;
+    let timestamps = stmt
+        .query_map([id], |r| r.get::<_, f64>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some(crate::transfer::SessionExport {
+        session,
+        messages,
+        timestamps,
+    }))
+}
+
 /// Adds `api_calls` calls' worth of token usage (and cost, if known) to a session's counters.
 pub(crate) fn add_usage_in_tx(
     tx: &Transaction<'_>,
@@ -512,6 +545,83 @@ pub(crate) fn insert_session(tx: &Transaction<'_>, id: &str, new: &NewSession) -
 }
 
 impl SessionStore for SqliteStore {
+    fn session_ids(&self) -> Result<Vec<String>> {
+        self.read(|c| {
+            let mut stmt = c.prepare("SELECT id FROM sessions ORDER BY started_at, id")?;
+            let ids = stmt
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(ids)
+        })
+    }
+
+    fn export_session(&self, id: &str) -> Result<Option<crate::transfer::SessionExport>> {
+        self.read(|c| export_in(self, c, id))
+    }
+
+    fn import_session(
+        &self,
+        export: &crate::transfer::SessionExport,
+    ) -> Result<crate::transfer::ImportOutcome> {
+        use crate::transfer::{ImportOutcome, checksum};
+        let id = &export.session.id;
+        self.write(|tx| {
+            if let Some(existing) = export_in(self, tx, id)? {
+                return if checksum(&existing) == checksum(export) {
+                    Ok(ImportOutcome::AlreadyPresent)
+                } else {
+                    Err(StoreError::CopyConflict { id: id.clone() })
+                };
+            }
+            let s = &export.session;
+            let parent = s
+                .parent_session_id
+                .as_ref()
+                .filter(|p| session_exists(tx, p).unwrap_or(false));
+            tx.prepare_cached(
+                "INSERT INTO sessions (id, source, user_id, model, system_prompt, \
+                 parent_session_id, started_at, ended_at, end_reason, message_count, \
+                 tool_call_count, input_tokens, output_tokens, cache_read_tokens, \
+                 cache_write_tokens, reasoning_tokens, estimated_cost_usd, title, api_call_count) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+                 ?17, ?18, ?19)",
+            )?
+            .execute(params![
+                s.id,
+                s.source,
+                s.user_id,
+                s.model,
+                s.system_prompt,
+                parent,
+                s.started_at,
+                s.ended_at,
+                s.end_reason,
+                s.message_count,
+                s.tool_call_count,
+                s.input_tokens,
+                s.output_tokens,
+                s.cache_read_tokens,
+                s.cache_write_tokens,
+                s.reasoning_tokens,
+                s.estimated_cost_usd,
+                s.title,
+                s.api_call_count
+            ])?;
+            let stamps = &export.timestamps;
+            self.insert_rows_stamped(tx, id, &export.messages, &|k| {
+                stamps.get(k).copied().unwrap_or(s.started_at)
+            })?;
+            if self.has_cjk_index {
+                cjk_index::catch_up(tx)?;
+            }
+            Ok(if parent.is_none() && s.parent_session_id.is_some() {
+                ImportOutcome::ImportedDetached
+            } else {
+                ImportOutcome::Imported
+            })
+        })
+    }
+
     fn start_continuation_with(
         &self,
         parent_id: &str,

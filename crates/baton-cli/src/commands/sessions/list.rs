@@ -6,7 +6,7 @@ use super::{json_err, print_json, store_err};
 use crate::commands::Failure;
 use baton_core::terminal_text::escape_controls;
 use baton_store::session::format_utc_minutes;
-use baton_store::{SessionFilter, SessionStore, SqliteStore};
+use baton_store::{SessionFilter, SessionStore};
 use clap::Args;
 
 /// Titles are cut to this many characters in the table, leaving room for the preview.
@@ -21,7 +21,7 @@ pub struct ListArgs {
     pub source: Option<String>,
 }
 
-pub fn run(store: &SqliteStore, json: bool, args: &ListArgs) -> Result<(), Failure> {
+pub fn run(store: &dyn SessionStore, json: bool, args: &ListArgs) -> Result<(), Failure> {
     if json {
         let rows = store.list_sessions(&filter(args)).map_err(store_err)?;
         print_json(&serde_json::to_value(&rows).map_err(json_err)?);
@@ -44,7 +44,7 @@ fn filter(args: &ListArgs) -> SessionFilter {
 /// The table `sessions list` prints, fitted to `width` columns (the interactive terminal's
 /// `/sessions` shows the same).
 pub fn table_lines(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     args: &ListArgs,
     width: usize,
 ) -> Result<Vec<String>, Failure> {

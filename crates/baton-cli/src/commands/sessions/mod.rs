@@ -5,6 +5,7 @@
 //! [`DB_HELP`].)
 
 mod chart;
+mod copy;
 mod delete;
 mod export;
 mod import;
@@ -67,12 +68,23 @@ pub enum SessionsCommand {
     /// Delete ended sessions older than some days, compression chains only as a whole.
     /// Needs --yes (or --dry-run to only list them).
     Prune(prune::PruneArgs),
+    /// Copy every session, message and lineage link between stores (SQLite files, a
+    /// reference-design state.db, postgres:// URLs); resumable, verified by checksums.
+    Copy(copy::CopyArgs),
 }
 
 pub fn run(
     args: &SessionsArgs,
     settings: &crate::commands::settings::Settings,
 ) -> Result<(), Failure> {
+    if let SessionsCommand::Copy(a) = &args.command {
+        return copy::run(args.json, a);
+    }
+    if let Some(url) = args.db.as_deref().and_then(Path::to_str)
+        && baton_pg::is_postgres_url(url)
+    {
+        return on_postgres(url, args);
+    }
     let path = db_path(args.db.as_deref())?;
     if let SessionsCommand::Import(a) = &args.command {
         return import::run(&path, args.json, a);
@@ -91,6 +103,40 @@ pub fn run(
         SessionsCommand::Delete(a) => delete::run(&path, json, a),
         SessionsCommand::Prune(a) => prune::run(&path, json, a),
         SessionsCommand::Import(a) => import::run(&path, json, a),
+        SessionsCommand::Copy(a) => copy::run(json, a),
+    }
+}
+
+/// The commands that work on a PostgreSQL store (`--db postgres://…`). The rest read or write
+/// SQLite files directly; they say so and how to get the data there.
+fn on_postgres(url: &str, args: &SessionsArgs) -> Result<(), Failure> {
+    let store = baton_pg::PgStore::connect(url).map_err(store_err)?;
+    let json = args.json;
+    match &args.command {
+        SessionsCommand::List(a) => list::run(&store, json, a),
+        SessionsCommand::Show(a) => show::run(&store, json, a),
+        SessionsCommand::Search(a) => search::run(&store, json, a),
+        other => Err(Failure::BadInput(format!(
+            "`sessions {}` works on SQLite databases only for now; copy the sessions first: \
+             baton sessions copy --from {} --to state.db",
+            subcommand_name(other),
+            store.name()
+        ))),
+    }
+}
+
+fn subcommand_name(command: &SessionsCommand) -> &'static str {
+    match command {
+        SessionsCommand::List(_) => "list",
+        SessionsCommand::Show(_) => "show",
+        SessionsCommand::Search(_) => "search",
+        SessionsCommand::Export(_) => "export",
+        SessionsCommand::Stats(_) => "stats",
+        SessionsCommand::Import(_) => "import",
+        SessionsCommand::Title(_) => "title",
+        SessionsCommand::Delete(_) => "delete",
+        SessionsCommand::Prune(_) => "prune",
+        SessionsCommand::Copy(_) => "copy",
     }
 }
 
@@ -120,6 +166,7 @@ fn no_database(path: &Path, json: bool, command: &SessionsCommand) -> Result<(),
         SessionsCommand::Delete(_) => "delete",
         SessionsCommand::Prune(_) => "prune",
         SessionsCommand::Import(_) => "import",
+        SessionsCommand::Copy(_) => "copy",
     };
     Err(Failure::BadInput(format!(
         "no session database at {} yet, so there is nothing to {verb}; {hint}",
@@ -189,7 +236,7 @@ pub(crate) fn store_err(e: StoreError) -> Failure {
 
 /// The session id `input` names (an id, a title, a unique id prefix); unknown or ambiguous
 /// input is bad input (exit 2) that names it.
-pub(crate) fn resolve(store: &SqliteStore, input: &str) -> Result<String, Failure> {
+pub(crate) fn resolve(store: &dyn SessionStore, input: &str) -> Result<String, Failure> {
     store
         .resolve_session(input)
         .map_err(store_err)?

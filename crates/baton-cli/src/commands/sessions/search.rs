@@ -4,7 +4,7 @@ use super::table::{fit, width};
 use super::{json_err, print_json, store_err};
 use crate::commands::Failure;
 use baton_core::terminal_text::escape_controls;
-use baton_store::{SearchQuery, SqliteStore, search};
+use baton_store::{SearchQuery, SessionStore};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -63,7 +63,7 @@ fn parse_time(text: &str, into_day: f64) -> Result<f64, String> {
         })
 }
 
-pub fn run(store: &SqliteStore, json: bool, args: &SearchArgs) -> Result<(), Failure> {
+pub fn run(store: &dyn SessionStore, json: bool, args: &SearchArgs) -> Result<(), Failure> {
     // An over-long query is the user's input being wrong (exit 2), not a store failure.
     let chars = args.query.chars().count();
     if chars > baton_store::MAX_QUERY_CHARS {
@@ -82,9 +82,7 @@ pub fn run(store: &SqliteStore, json: bool, args: &SearchArgs) -> Result<(), Fai
     q.session_ids = args.session.clone();
     q.since = args.since;
     q.until = args.until;
-    let hits = store
-        .read(|conn| Ok(search(conn, &q)?))
-        .map_err(store_err)?;
+    let hits = store.search(&q).map_err(store_err)?;
     if json {
         print_json(&serde_json::to_value(&hits).map_err(json_err)?);
         return Ok(());

@@ -4,8 +4,8 @@ use super::table::{count, fit, width};
 use super::{resolve, store_err};
 use crate::commands::Failure;
 use baton_core::terminal_text::escape_controls;
+use baton_store::SessionStore;
 use baton_store::session::format_utc_minutes;
-use baton_store::{SessionStore, SqliteStore};
 use clap::Args;
 use serde_json::json;
 
@@ -20,7 +20,7 @@ pub struct ShowArgs {
     pub raw: bool,
 }
 
-pub fn run(store: &SqliteStore, json: bool, args: &ShowArgs) -> Result<(), Failure> {
+pub fn run(store: &dyn SessionStore, json: bool, args: &ShowArgs) -> Result<(), Failure> {
     let id = resolve(store, &args.id)?;
     let session = store
         .get_session(&id)

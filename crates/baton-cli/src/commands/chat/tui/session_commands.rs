@@ -38,7 +38,7 @@ impl Chat {
             );
             return Ok(());
         };
-        let id = resolve(&self.launch.store, target).map_err(|e| e.to_string())?;
+        let id = resolve(self.launch.store.as_ref(), target).map_err(|e| e.to_string())?;
         let agent = self.launch.resume(&id).map_err(|e| e.to_string())?;
         self.agent = agent;
         let session = self.agent.session();
@@ -92,7 +92,8 @@ impl Chat {
             limit: LISTED_SESSIONS,
             source: None,
         };
-        let lines = table_lines(&self.launch.store, &args, width).map_err(|e| e.to_string())?;
+        let lines =
+            table_lines(self.launch.store.as_ref(), &args, width).map_err(|e| e.to_string())?;
         self.view.lines(&lines);
         self.view.line(
             &format!("you are in {}", self.agent.session_id()),
