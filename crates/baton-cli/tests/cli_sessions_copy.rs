@@ -233,6 +233,15 @@ fn sqlite_to_postgres_and_back_is_lossless() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("Migrate the database"));
+    // `[store] url` chooses the store when --db is not given.
+    let configured = common::baton()
+        .args(["--set", &format!("store.url={url}"), "sessions", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&configured.stdout).contains("Migrate the database"),
+        "{configured:?}"
+    );
     copy(&url, &path(&c)).success();
     let back = SqliteStore::open_read_only(&c).unwrap();
     assert_eq!(exports(&back), exports(&source));

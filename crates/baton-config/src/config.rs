@@ -109,6 +109,9 @@ pub struct Config {
     pub memory_char_limit: Setting<u64>,
     /// `[memory] user_char_limit`
     pub user_char_limit: Setting<u64>,
+    /// `[store] url`: the session store (a SQLite path or a `postgres://` URL); unset means
+    /// `$BATON_HOME/state.db`.
+    pub store_url: Setting<String>,
     /// `[pricing."<model>"]`, by model name.
     pub pricing: BTreeMap<String, PriceOverride>,
 }
@@ -158,6 +161,7 @@ impl Config {
             cache_ttl: Setting::with_default(d::CACHE_TTL.into()),
             memory_char_limit: Setting::with_default(d::MEMORY_CHAR_LIMIT),
             user_char_limit: Setting::with_default(d::USER_CHAR_LIMIT),
+            store_url: Setting::unset(),
             pricing: BTreeMap::new(),
         }
     }
@@ -192,6 +196,7 @@ impl Config {
             "prompt_caching.cache_ttl" => Slot::Text(&mut self.cache_ttl),
             "memory.memory_char_limit" => Slot::Count(&mut self.memory_char_limit),
             "memory.user_char_limit" => Slot::Count(&mut self.user_char_limit),
+            "store.url" => Slot::Text(&mut self.store_url),
             _ => return None,
         })
     }
@@ -382,6 +387,7 @@ impl Config {
             "prompt_caching.cache_ttl" => text(&self.cache_ttl),
             "memory.memory_char_limit" => count(&self.memory_char_limit),
             "memory.user_char_limit" => count(&self.user_char_limit),
+            "store.url" => text(&self.store_url),
             _ => None,
         }
     }

@@ -120,6 +120,7 @@ pub const KEYS: &[KeySpec] = &[
     spec("prompt_caching", "cache_ttl", Kind::Choice(&["5m", "1h"])),
     spec("memory", "memory_char_limit", POSITIVE),
     spec("memory", "user_char_limit", POSITIVE),
+    spec("store", "url", Kind::Text),
     spec(
         "agent",
         "max_iterations",

@@ -90,7 +90,9 @@ fn writer_process() {
 
 #[test]
 fn four_writers_and_two_racing_continuers_lose_and_duplicate_nothing() {
-    let Some(url) = pg::fresh_schema() else { return };
+    let Some(url) = pg::fresh_schema() else {
+        return;
+    };
     let store = PgStore::connect(&url).unwrap();
     store
         .create_session(NewSession {
@@ -129,7 +131,10 @@ fn four_writers_and_two_racing_continuers_lose_and_duplicate_nothing() {
         let parent = store.get_session(&pair[0]).unwrap().unwrap();
         assert_eq!(parent.end_reason.as_deref(), Some(end_reason::COMPRESSION));
         let child = store.export_session(&pair[1]).unwrap().unwrap();
-        assert_eq!(child.session.parent_session_id.as_deref(), Some(pair[0].as_str()));
+        assert_eq!(
+            child.session.parent_session_id.as_deref(),
+            Some(pair[0].as_str())
+        );
         assert_eq!(
             child.messages,
             vec![Message::user(format!("continuation from {}", pair[0]))]
@@ -141,12 +146,18 @@ fn four_writers_and_two_racing_continuers_lose_and_duplicate_nothing() {
         .into_iter()
         .filter(|id| !id.starts_with('w') && id != "shared")
         .count();
-    assert_eq!(continuations, 2 * CONTINUATIONS_PER_RACER, "no orphan continuation");
+    assert_eq!(
+        continuations,
+        2 * CONTINUATIONS_PER_RACER,
+        "no orphan continuation"
+    );
 }
 
 #[test]
 fn a_writer_killed_mid_continuation_leaves_no_half_written_one() {
-    let Some(url) = pg::fresh_schema() else { return };
+    let Some(url) = pg::fresh_schema() else {
+        return;
+    };
     let store = PgStore::connect(&url).unwrap();
     store
         .create_session(NewSession {
@@ -158,7 +169,10 @@ fn a_writer_killed_mid_continuation_leaves_no_half_written_one() {
     // Let it complete at least one continuation and be inside another.
     let started = std::time::Instant::now();
     while store.compression_chain("doomed").unwrap().len() < 2 {
-        assert!(started.elapsed() < Duration::from_secs(60), "no continuation written");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no continuation written"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(150));
@@ -170,7 +184,10 @@ fn a_writer_killed_mid_continuation_leaves_no_half_written_one() {
     for (i, id) in chain.iter().enumerate() {
         let session = store.export_session(id).unwrap().unwrap();
         if i + 1 < chain.len() {
-            assert_eq!(session.session.end_reason.as_deref(), Some(end_reason::COMPRESSION));
+            assert_eq!(
+                session.session.end_reason.as_deref(),
+                Some(end_reason::COMPRESSION)
+            );
         } else {
             assert_eq!(session.session.end_reason, None, "the tip is open: {id}");
         }
@@ -184,6 +201,10 @@ fn a_writer_killed_mid_continuation_leaves_no_half_written_one() {
     // And the tip can be continued: no lock or half state was left behind.
     let tip = chain.last().unwrap();
     store
-        .start_continuation_with(tip, &[Message::user("after the crash")], &ChildSettings::default())
+        .start_continuation_with(
+            tip,
+            &[Message::user("after the crash")],
+            &ChildSettings::default(),
+        )
         .unwrap();
 }

@@ -218,6 +218,16 @@ fn resume_target(args: &ChatArgs, store: &SqliteStore) -> Result<Option<String>,
 }
 
 fn open_store(explicit: Option<&Path>) -> Result<SqliteStore, Failure> {
+    if explicit
+        .and_then(Path::to_str)
+        .is_some_and(baton_pg::is_postgres_url)
+    {
+        return Err(Failure::BadInput(
+            "baton chat keeps its sessions in a SQLite file for now (--db PATH); \
+             `baton sessions copy` moves them to PostgreSQL"
+                .into(),
+        ));
+    }
     let path = db_path(explicit)?;
     if path.exists() {
         return open_for_write(&path, false);

@@ -80,12 +80,16 @@ pub fn run(
     if let SessionsCommand::Copy(a) = &args.command {
         return copy::run(args.json, a);
     }
-    if let Some(url) = args.db.as_deref().and_then(Path::to_str)
+    // `--db`, else `[store] url` in config.toml, else the default file.
+    let db = args.db.clone().or_else(|| {
+        baton_config::Config::text(&settings.config.store_url).map(|(url, _)| PathBuf::from(url))
+    });
+    if let Some(url) = db.as_deref().and_then(Path::to_str)
         && baton_pg::is_postgres_url(url)
     {
         return on_postgres(url, args);
     }
-    let path = db_path(args.db.as_deref())?;
+    let path = db_path(db.as_deref())?;
     if let SessionsCommand::Import(a) = &args.command {
         return import::run(&path, args.json, a);
     }
