@@ -8,6 +8,7 @@
 //! `PgStore` works from plain threads and from inside another async runtime alike.
 
 mod bridge;
+mod bulk;
 mod error;
 mod lineage;
 mod messages;

@@ -36,12 +36,7 @@ pub async fn insert(
                 call_names.insert(call.id.clone(), call.function.name.clone());
             }
             let row = for_postgres(to_row(m, call_names));
-            let haystack = format!(
-                "{} {} {}",
-                row.content.as_deref().unwrap_or(""),
-                row.tool_name.as_deref().unwrap_or(""),
-                row.tool_calls.as_deref().unwrap_or("")
-            );
+            let haystack = haystack(&row);
             let ts = stamp(chunk_index * ROWS_PER_INSERT + k);
             let words = words_vector(&haystack);
             let cjk = cjk_vector(&haystack);
@@ -97,7 +92,7 @@ pub async fn insert(
 /// List-valued content is stored as its text parts (what search and previews read); NUL is
 /// dropped elsewhere. Nothing is lost: `raw_json` (JSON escapes NUL) keeps the message exactly
 /// and is what reading returns.
-fn for_postgres(mut row: MessageRow) -> MessageRow {
+pub fn for_postgres(mut row: MessageRow) -> MessageRow {
     row.content = row
         .content
         .map(|c| match c.strip_prefix(JSON_CONTENT_SENTINEL) {
@@ -141,6 +136,17 @@ fn text_of_parts(json: &str) -> String {
         .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
         .collect();
     without_nul(texts.join("\n"))
+}
+
+/// The text the search columns index: content, tool name and tool calls (the concatenation
+/// the SQLite store's full-text triggers index).
+pub fn haystack(row: &MessageRow) -> String {
+    format!(
+        "{} {} {}",
+        row.content.as_deref().unwrap_or(""),
+        row.tool_name.as_deref().unwrap_or(""),
+        row.tool_calls.as_deref().unwrap_or("")
+    )
 }
 
 /// A row read with [`MESSAGE_COLUMNS`] as a message.

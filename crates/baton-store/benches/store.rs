@@ -19,73 +19,18 @@
 #![allow(clippy::expect_used)]
 
 use baton_core::Message;
-use baton_core::formats::load_file;
 use baton_store::{NewSession, SearchQuery, SessionBatch, SqliteStore, search};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const BATCH: usize = 500;
 const INGEST_MESSAGES: usize = 50_000;
 
-const ENGLISH: &[&str] = &[
-    "cargo test",
-    "permission denied",
-    "migration",
-    "\"tool call\"",
-    "refactor*",
-    "README",
-];
-const CJK_LONG: &[&str] = &[
-    "確認しました",
-    "数据库",
-    "設定ファイル",
-    "股票价格",
-    "电子邮件",
-];
-const CJK_SHORT: &[&str] = &["用户", "配置", "確認", "天气", "实现", "文件"];
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The conversations of the corpus, each a list of messages.
-fn corpus() -> Vec<Vec<Message>> {
-    let shared = repo_root().join("../shared/data/normalized");
-    let (dir, label) = if shared.is_dir() {
-        (shared, "../shared/data/normalized")
-    } else {
-        (repo_root().join("data/samples"), "data/samples")
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.sort();
-    let mut convs = Vec::new();
-    for f in files {
-        let Some(ext) = f.extension().and_then(|e| e.to_str()) else {
-            continue;
-        };
-        if ext != "jsonl" && ext != "json" {
-            continue;
-        }
-        if let Ok(doc) = load_file(&f, None) {
-            convs.extend(
-                doc.conversations
-                    .into_iter()
-                    .map(|c| c.messages)
-                    .filter(|m| !m.is_empty()),
-            );
-        }
-    }
-    let total: usize = convs.iter().map(Vec::len).sum();
-    eprintln!(
-        "corpus: {label}: {} conversations, {total} messages",
-        convs.len()
-    );
-    convs
-}
+#[path = "common/corpus.rs"]
+mod corpus_data;
+use corpus_data::{CJK_LONG, CJK_SHORT, ENGLISH, corpus, repo_root};
 
 /// Stores conversations (cycling through the corpus) until `target` messages are stored, in
 /// transactions of about `BATCH` messages each (whole short sessions grouped together, long

@@ -1,0 +1,258 @@
+//! The PostgreSQL store on the same corpus and queries as `baton-store`'s `store` benchmark.
+//!
+//! Run: `eval "$(scripts/pg-test-server.sh)"` then `cargo bench -p baton-pg --bench pg_store`
+//! (it reads `BATON_PG_TEST_URL`; without it there is nothing to measure and it says so).
+//! `BATON_BENCH_MESSAGES` sets the search database's size (default 1,000,000); it is built
+//! once into the schema `bench_<n>` and reused by later runs (`DROP SCHEMA` to rebuild).
+//!
+//! Reports:
+//! - ingest: messages/s storing whole conversations through `PgStore::write_batch` (messages
+//!   by COPY, ~5,000 per transaction, both GIN indexes on), criterion on 50,000-message
+//!   ingests into a fresh schema, and once over the full build;
+//! - search: p50/p99 per query class over the large database, as for SQLite;
+//! - size: the schema's bytes per million messages (tables, TOAST and indexes).
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+#[path = "../../baton-store/benches/common/corpus.rs"]
+mod corpus_data;
+
+use baton_core::Message;
+use baton_pg::PgStore;
+use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore};
+use corpus_data::{CJK_LONG, CJK_SHORT, ENGLISH, corpus};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const BATCH: usize = 5_000;
+const INGEST_MESSAGES: usize = 50_000;
+
+fn server() -> Option<String> {
+    let url = std::env::var("BATON_PG_TEST_URL").ok().filter(|u| !u.is_empty());
+    if url.is_none() {
+        eprintln!("note: BATON_PG_TEST_URL is not set; run eval \"$(scripts/pg-test-server.sh)\"");
+    }
+    url
+}
+
+/// Runs `sql` on the server (schema management).
+fn admin(url: &str, sql: &str) -> Vec<tokio_postgres::Row> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        tokio::spawn(connection);
+        client.simple_query(sql).await.expect(sql);
+        client.query("SELECT 1", &[]).await.unwrap()
+    })
+}
+
+fn schema_url(url: &str, schema: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-csearch_path%3D{schema}")
+}
+
+/// Stores conversations (cycling through the corpus) until `target` messages are stored, in
+/// transactions of about `BATCH` messages.
+fn fill(store: &PgStore, corpus: &[Vec<Message>], target: usize, tag: &str) -> usize {
+    let mut stored = 0;
+    let mut pending: Vec<(String, &[Message])> = Vec::new();
+    let mut pending_len = 0;
+    let flush = |pending: &mut Vec<(String, &[Message])>| {
+        let batch: Vec<SessionBatch<'_>> = pending
+            .iter()
+            .map(|(id, messages)| SessionBatch {
+                session: NewSession {
+                    id: Some(id.clone()),
+                    ..NewSession::new("bench")
+                },
+                messages,
+                end_reason: None,
+                ended_at: None,
+                usage: None,
+                title: None,
+            })
+            .collect();
+        store.write_batch(&batch).expect("write batch");
+        pending.clear();
+    };
+    'outer: for copy in 0.. {
+        for (i, conv) in corpus.iter().enumerate() {
+            let id = format!("{tag}-{copy}-{i}");
+            for chunk in conv.chunks(BATCH) {
+                let take = chunk.len().min(target - stored);
+                pending.push((id.clone(), &chunk[..take]));
+                pending_len += take;
+                stored += take;
+                if pending_len >= BATCH || stored >= target {
+                    flush(&mut pending);
+                    pending_len = 0;
+                }
+                if stored >= target {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    stored
+}
+
+fn bench_ingest(c: &mut Criterion) {
+    let Some(url) = server() else { return };
+    let corpus = corpus();
+    let mut group = c.benchmark_group("pg ingest");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(30));
+    group.throughput(Throughput::Elements(INGEST_MESSAGES as u64));
+    group.bench_function("50k messages, COPY, GIN on", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for i in 0..iters {
+                let schema = format!("ingest_{}_{i}", std::process::id());
+                admin(&url, &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"));
+                let store = PgStore::connect(&schema_url(&url, &schema)).expect("connect");
+                let start = Instant::now();
+                black_box(fill(&store, &corpus, INGEST_MESSAGES, "ingest"));
+                total += start.elapsed();
+                drop(store);
+                admin(&url, &format!("DROP SCHEMA {schema} CASCADE"));
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn run_query(store: &PgStore, text: &str) -> usize {
+    let mut q = SearchQuery::new(text);
+    q.limit = 10;
+    store.search(&q).expect("search").len()
+}
+
+/// The large database: built into schema `bench_<n>` on first use, reused afterwards.
+fn large_store(url: &str, corpus: &[Vec<Message>], n: usize) -> PgStore {
+    let schema = format!("bench_{n}");
+    let rows = admin(
+        url,
+        &format!("CREATE SCHEMA IF NOT EXISTS {schema}"),
+    );
+    drop(rows);
+    let store = PgStore::connect(&schema_url(url, &schema)).expect("connect");
+    let have = store.session_ids().expect("ids").len();
+    if have > 0 {
+        eprintln!("reusing schema {schema}");
+        return store;
+    }
+    let start = Instant::now();
+    let stored = fill(&store, corpus, n, "bench");
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "built {stored} messages in {secs:.1} s: {:.0} messages/s (COPY, both GIN indexes on)",
+        stored as f64 / secs
+    );
+    admin(url, &format!("VACUUM ANALYZE {schema}.messages"));
+    store
+}
+
+fn bench_search(c: &mut Criterion) {
+    let Some(url) = server() else { return };
+    let corpus = corpus();
+    let n: usize = std::env::var("BATON_BENCH_MESSAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let store = large_store(&url, &corpus, n);
+    let size = size_of_schema(&url, &format!("bench_{n}"));
+    eprintln!(
+        "database: {n} messages, {:.0} MB ({:.0} MB per million messages)",
+        size as f64 / 1e6,
+        size as f64 / 1e6 * 1e6 / n as f64
+    );
+    let classes: [(&str, &[&str]); 3] = [
+        ("english", ENGLISH),
+        ("cjk 3+ chars", CJK_LONG),
+        ("cjk 1-2 chars", CJK_SHORT),
+    ];
+    eprintln!(
+        "{:<14} {:>8} {:>9} {:>9} {:>9}  hits per query (slowest query)",
+        "class", "samples", "p50 ms", "p99 ms", "max ms"
+    );
+    for (class, queries) in classes {
+        let hits: Vec<usize> = queries.iter().map(|q| run_query(&store, q)).collect();
+        let mut times = Vec::new();
+        let mut slowest = (Duration::ZERO, "");
+        for _ in 0..20 {
+            for q in queries {
+                let start = Instant::now();
+                black_box(run_query(&store, q));
+                let t = start.elapsed();
+                if t > slowest.0 {
+                    slowest = (t, q);
+                }
+                times.push(t);
+            }
+        }
+        times.sort();
+        eprintln!(
+            "{class:<14} {:>8} {:>9.2} {:>9.2} {:>9.2}  {hits:?} (slowest: {})",
+            times.len(),
+            ms(percentile(&times, 0.5)),
+            ms(percentile(&times, 0.99)),
+            ms(*times.last().unwrap()),
+            slowest.1
+        );
+    }
+    let mut group = c.benchmark_group("pg search");
+    group.sample_size(20);
+    for (class, queries) in classes {
+        group.bench_function(class, |b| {
+            b.iter(|| {
+                for q in queries {
+                    black_box(run_query(&store, q));
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Bytes of a schema's tables with their TOAST and indexes.
+fn size_of_schema(url: &str, schema: &str) -> u64 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        tokio::spawn(connection);
+        let row = client
+            .query_one(
+                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = $1 AND c.relkind = 'r'",
+                &[&schema],
+            )
+            .await
+            .unwrap();
+        u64::try_from(row.get::<_, i64>(0)).unwrap_or(0)
+    })
+}
+
+criterion_group!(benches, bench_ingest, bench_search);
+criterion_main!(benches);
