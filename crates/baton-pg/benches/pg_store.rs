@@ -29,7 +29,9 @@ const BATCH: usize = 5_000;
 const INGEST_MESSAGES: usize = 50_000;
 
 fn server() -> Option<String> {
-    let url = std::env::var("BATON_PG_TEST_URL").ok().filter(|u| !u.is_empty());
+    let url = std::env::var("BATON_PG_TEST_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
     if url.is_none() {
         eprintln!("note: BATON_PG_TEST_URL is not set; run eval \"$(scripts/pg-test-server.sh)\"");
     }
@@ -114,7 +116,10 @@ fn bench_ingest(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for i in 0..iters {
                 let schema = format!("ingest_{}_{i}", std::process::id());
-                admin(&url, &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"));
+                admin(
+                    &url,
+                    &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
+                );
                 let store = PgStore::connect(&schema_url(&url, &schema)).expect("connect");
                 let start = Instant::now();
                 black_box(fill(&store, &corpus, INGEST_MESSAGES, "ingest"));
@@ -146,10 +151,7 @@ fn run_query(store: &PgStore, text: &str) -> usize {
 /// The large database: built into schema `bench_<n>` on first use, reused afterwards.
 fn large_store(url: &str, corpus: &[Vec<Message>], n: usize) -> PgStore {
     let schema = format!("bench_{n}");
-    let rows = admin(
-        url,
-        &format!("CREATE SCHEMA IF NOT EXISTS {schema}"),
-    );
+    let rows = admin(url, &format!("CREATE SCHEMA IF NOT EXISTS {schema}"));
     drop(rows);
     let store = PgStore::connect(&schema_url(url, &schema)).expect("connect");
     let have = store.session_ids().expect("ids").len();

@@ -96,7 +96,13 @@ impl PgStore {
                     tx.execute(
                         "INSERT INTO sessions (id, source, model, system_prompt, started_at) \
                          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-                        &[id, &b.source, &b.model, &b.system_prompt, &b.started_at.unwrap_or(now)],
+                        &[
+                            id,
+                            &b.source,
+                            &b.model,
+                            &b.system_prompt,
+                            &b.started_at.unwrap_or(now),
+                        ],
                     )
                     .await?;
                 }

@@ -28,12 +28,14 @@ use tokio_postgres::types::ToSql;
 
 /// Score weight of a word found only through the bigram column (as in the SQLite search).
 const SUPPLEMENT_WEIGHT: f64 = 0.6;
+/// Ids in the first window of newest messages a term is looked for in.
+const FIRST_WINDOW: i64 = 20_000;
 /// Candidates verified for a mixed CJK/Latin phrase.
 const VERIFY_CAP: i64 = 500;
 
 type Params = Vec<Box<dyn ToSql + Sync + Send>>;
 
-/// The SQL filter clauses of a query, numbered from `first`.
+/// The SQL filter clauses of a query, their parameters numbered from `first`.
 fn filters(q: &SearchQuery, first: usize, params: &mut Params) -> String {
     let mut sql = String::new();
     let mut n = first;
@@ -72,32 +74,77 @@ fn filters(q: &SearchQuery, first: usize, params: &mut Params) -> String {
 struct PgSearch<'a> {
     client: &'a deadpool_postgres::Object,
     q: &'a SearchQuery,
+    /// The newest message id when the search started (the windows' upper end).
+    newest: i64,
 }
 
 impl PgSearch<'_> {
-    /// `(id, ts_rank)` of messages whose `column` matches `tsquery`, newest first, at most
-    /// `cap` (`-1`: all).
+    /// `(id, ts_rank)` of the newest messages whose `column` matches `tsquery`, at most `cap`
+    /// (`-1`: all, for negated terms), in two steps:
+    /// 1. ids only, through the GIN index, newest first, in windows of ids growing from the
+    ///    newest ([`FIRST_WINDOW`], ×8 each round): a common term is answered from the newest
+    ///    rows without visiting the heap pages of every match in history;
+    /// 2. `ts_rank` for those ids only (ranking reads each candidate's vector from TOAST).
     async fn indexed(
         &self,
         column: &str,
         tsquery: &str,
         cap: i64,
     ) -> Result<Vec<(i64, f64)>, tokio_postgres::Error> {
-        let mut params: Params = vec![Box::new(tsquery.to_string())];
-        let filter_sql = filters(self.q, 2, &mut params);
-        let limit = if cap < 0 {
-            String::new()
-        } else {
-            format!(" LIMIT {cap}")
-        };
+        let ids = self.newest_ids(column, tsquery, cap).await?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let sql = format!(
-            "SELECT m.id, ts_rank(m.{column}, $1::text::tsquery, 1)::float8 FROM messages m \
-             JOIN sessions s ON s.id = m.session_id \
-             WHERE m.{column} @@ $1::text::tsquery{filter_sql} ORDER BY m.id DESC{limit}"
+            "SELECT id, ts_rank({column}, $1::text::tsquery, 1)::float8 FROM messages \
+             WHERE id = ANY($2)"
         );
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| &**p as _).collect();
-        let rows = self.client.query(sql.as_str(), &refs).await?;
+        let rows = self.client.query(sql.as_str(), &[&tsquery, &ids]).await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Step 1 of [`Self::indexed`].
+    async fn newest_ids(
+        &self,
+        column: &str,
+        tsquery: &str,
+        cap: i64,
+    ) -> Result<Vec<i64>, tokio_postgres::Error> {
+        let sessions = if self.q.sources.is_empty() {
+            ""
+        } else {
+            " JOIN sessions s ON s.id = m.session_id"
+        };
+        let mut params: Params = vec![Box::new(tsquery.to_string())];
+        let filter_sql = filters(self.q, 4, &mut params);
+        let sql = format!(
+            "SELECT m.id FROM messages m{sessions} WHERE m.{column} @@ $1::text::tsquery \
+             AND m.id > $2 AND m.id <= $3{filter_sql} ORDER BY m.id DESC LIMIT $4"
+        );
+        // `$4` is appended after the filters' parameters: renumber it.
+        let limit_param = params.len() + 3;
+        let sql = sql.replace("LIMIT $4", &format!("LIMIT ${limit_param}"));
+        let mut ids = Vec::new();
+        let mut hi = self.newest;
+        let mut window = FIRST_WINDOW;
+        loop {
+            let lo = hi.saturating_sub(window).max(0);
+            let need = if cap < 0 {
+                i64::MAX
+            } else {
+                cap - ids.len() as i64
+            };
+            let mut all: Vec<&(dyn ToSql + Sync)> = vec![&*params[0] as _, &lo, &hi];
+            all.extend(params[1..].iter().map(|p| &**p as &(dyn ToSql + Sync)));
+            all.push(&need);
+            let rows = self.client.query(sql.as_str(), &all).await?;
+            ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+            if lo <= 0 || (cap >= 0 && ids.len() as i64 >= cap) {
+                return Ok(ids);
+            }
+            hi = lo;
+            window = window.saturating_mul(8);
+        }
     }
 
     /// Every message matching one term, scored in (0, 1].
@@ -105,16 +152,23 @@ impl PgSearch<'_> {
         let mut hits = TermHits::new();
         match term.route() {
             Route::Word => {
-                if let Some(q) = words_query(term) {
-                    let raw = self.indexed("words", &q, cap).await?;
-                    normalise_into(&mut hits, raw, 1.0, Via::Fts);
-                }
-                if term.text.chars().count() >= 3
-                    && let Some(q) = glued_word_query(term)
-                {
-                    let raw = self.indexed("cjk", &q, cap).await?;
-                    normalise_into(&mut hits, raw, SUPPLEMENT_WEIGHT, Via::Window);
-                }
+                // The word index and the glued-identifier supplement, concurrently (one
+                // connection pipelines both).
+                let words = async {
+                    match words_query(term) {
+                        Some(q) => self.indexed("words", &q, cap).await,
+                        None => Ok(Vec::new()),
+                    }
+                };
+                let glued = async {
+                    match glued_word_query(term).filter(|_| term.text.chars().count() >= 3) {
+                        Some(q) => self.indexed("cjk", &q, cap).await,
+                        None => Ok(Vec::new()),
+                    }
+                };
+                let (words, glued) = futures_util::future::try_join(words, glued).await?;
+                normalise_into(&mut hits, words, 1.0, Via::Fts);
+                normalise_into(&mut hits, glued, SUPPLEMENT_WEIGHT, Via::Window);
             }
             Route::Substring | Route::Short => {
                 let raw = match match_plan(term).as_ref().and_then(cjk_query) {
@@ -255,9 +309,14 @@ impl PgStore {
         let text = q.text.clone();
         let name = self.name().to_string();
         self.read(move |client| async move {
+            let newest: i64 = client
+                .query_one("SELECT COALESCE(MAX(id), 0) FROM messages", &[])
+                .await?
+                .get(0);
             PgSearch {
                 client: &client,
                 q: &query,
+                newest,
             }
             .run()
             .await

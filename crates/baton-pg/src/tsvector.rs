@@ -12,7 +12,7 @@
 //! [`MAX_POSITIONS`] are not indexed (the SQLite search also examines only the first 64 KiB
 //! of a message for snippets), and each token keeps at most 255 positions.
 
-use baton_store::cjk_index::{Column, MatchPlan, index_columns};
+use baton_store::cjk_index::{MatchPlan, index_columns};
 use baton_store::query::Term;
 use std::collections::BTreeMap;
 use unicode_normalization::UnicodeNormalization;
@@ -21,6 +21,14 @@ use unicode_normalization::UnicodeNormalization;
 pub const MAX_POSITIONS: usize = 16_383;
 /// Positions kept per token (PostgreSQL's own limit is 256).
 const MAX_POSITIONS_PER_TOKEN: usize = 255;
+/// Longest lexeme PostgreSQL accepts, in bytes; longer tokens (base64 blobs, minified code,
+/// a CJK paragraph without spaces, which unicode61 keeps as one token) are not indexed as
+/// words: no query term that long is answered by the word index anyway (CJK terms go to the
+/// bigram column, which has no long tokens).
+pub const MAX_LEXEME_BYTES: usize = 2_046;
+/// Budget for one `tsvector` (PostgreSQL refuses more than 1 MB): lexemes beyond it are not
+/// indexed.
+const MAX_VECTOR_BYTES: usize = 900 * 1024;
 
 /// The unicode61 tokens of `text`: runs of letters and digits, folded.
 pub fn tokens(text: &str) -> Vec<String> {
@@ -57,11 +65,21 @@ fn fold(token: &str) -> String {
 fn vector_literal(groups: &[(&[String], Option<char>)]) -> String {
     let mut lexemes: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut position = 0usize;
+    let mut bytes = 0usize;
     for (tokens, weight) in groups {
         for token in *tokens {
             position += 1;
             if position > MAX_POSITIONS {
                 break;
+            }
+            if token.len() > MAX_LEXEME_BYTES {
+                continue;
+            }
+            if !lexemes.contains_key(token.as_str()) {
+                bytes += token.len() + 16;
+                if bytes > MAX_VECTOR_BYTES {
+                    continue;
+                }
             }
             let entry = lexemes.entry(token.as_str()).or_default();
             if entry.len() < MAX_POSITIONS_PER_TOKEN {
@@ -116,9 +134,9 @@ pub fn cjk_vector(haystack: &str) -> String {
     vector_literal(&[(&bi, Some('A')), (&uni, Some('B'))])
 }
 
-/// A phrase query over `tokens` (`a <-> b`), each lexeme restricted to `weight`, the last a
-/// prefix when asked. `None` when there is nothing to match.
-fn phrase_query(tokens: &[String], weight: Option<char>, prefix: bool) -> Option<String> {
+/// A phrase query over `tokens` (`a <-> b`), the last a prefix when asked. `None` when there
+/// is nothing to match.
+fn phrase_query(tokens: &[String], prefix: bool) -> Option<String> {
     if tokens.is_empty() {
         return None;
     }
@@ -127,17 +145,10 @@ fn phrase_query(tokens: &[String], weight: Option<char>, prefix: bool) -> Option
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let mut label = String::new();
             if i == last && prefix {
-                label.push('*');
-            }
-            if let Some(w) = weight {
-                label.push(w);
-            }
-            if label.is_empty() {
-                quote(t)
+                format!("{}:*", quote(t))
             } else {
-                format!("{}:{label}", quote(t))
+                quote(t)
             }
         })
         .collect();
@@ -146,21 +157,21 @@ fn phrase_query(tokens: &[String], weight: Option<char>, prefix: bool) -> Option
 
 /// The `words` query for a term without CJK (a word or a quoted phrase, maybe a prefix).
 pub fn words_query(term: &Term) -> Option<String> {
-    phrase_query(&tokens(&term.text), None, term.prefix)
+    phrase_query(&tokens(&term.text), term.prefix)
 }
 
-/// The `cjk` query for a term the CJK index answers.
+/// The `cjk` query for a term the CJK index answers. The query leaves the weights out: a
+/// weight restriction makes PostgreSQL recheck every GIN match against the stored vector
+/// (read from TOAST), and it changes nothing here — bigrams and glued words only occur in
+/// the bigram part (`A`), and a single character in the bigram part (a one-character run)
+/// is also in the character part (`B`).
 pub fn cjk_query(plan: &MatchPlan) -> Option<String> {
-    let weight = match plan.column {
-        Column::Bi => 'A',
-        Column::Uni => 'B',
-    };
-    phrase_query(&tokens(&plan.phrase), Some(weight), plan.prefix)
+    phrase_query(&tokens(&plan.phrase), plan.prefix)
 }
 
 /// The `cjk` query for a word glued to CJK text (`配置config_path文件` finds `config_path`).
 pub fn glued_word_query(term: &Term) -> Option<String> {
-    phrase_query(&tokens(&term.text), Some('A'), term.prefix)
+    phrase_query(&tokens(&term.text), term.prefix)
 }
 
 #[cfg(test)]
@@ -209,6 +220,15 @@ mod tests {
     }
 
     #[test]
+    fn lexemes_postgresql_refuses_are_left_out_and_vectors_stay_under_a_megabyte() {
+        let long = "a".repeat(MAX_LEXEME_BYTES + 1);
+        assert_eq!(words_vector(&format!("ok {long} fine")), "'fine':3 'ok':1");
+        let many: String = (0..200_000).map(|i| format!("w{i} ")).collect();
+        let v = words_vector(&many);
+        assert!(v.len() < 1024 * 1024, "{}", v.len());
+    }
+
+    #[test]
     fn queries_are_phrases_with_prefix_and_weight_labels() {
         assert_eq!(
             words_query(&term("user_id", false)).as_deref(),
@@ -221,10 +241,10 @@ mod tests {
         let plan = baton_store::cjk_index::match_plan(&term("確認しました", false)).unwrap();
         assert_eq!(
             cjk_query(&plan).as_deref(),
-            Some("'確認':A <-> '認し':A <-> 'しま':A <-> 'まし':A <-> 'した':A")
+            Some("'確認' <-> '認し' <-> 'しま' <-> 'まし' <-> 'した'")
         );
         let one = baton_store::cjk_index::match_plan(&term("用", false)).unwrap();
-        assert_eq!(cjk_query(&one).as_deref(), Some("'用':B"));
+        assert_eq!(cjk_query(&one).as_deref(), Some("'用'"));
         assert_eq!(words_query(&term("!!!", false)), None);
     }
 }

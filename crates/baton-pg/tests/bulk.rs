@@ -10,7 +10,9 @@ use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore};
 
 #[test]
 fn copy_batches_round_trip_text_that_copy_must_escape_and_are_searchable() {
-    let Some(store) = pg::fresh_store() else { return };
+    let Some(store) = pg::fresh_store() else {
+        return;
+    };
     let tricky = vec![
         Message::user("tab\there, newline\nthere, CR\r, back\\slash, \\N literal, NUL \0 byte"),
         Message::assistant_tool_calls(vec![ToolCall::function(
@@ -65,11 +67,20 @@ fn copy_batches_round_trip_text_that_copy_must_escape_and_are_searchable() {
     assert_eq!((s.message_count, s.tool_call_count), (4, 1));
     assert_eq!((s.input_tokens, s.api_call_count), (10, 2));
     assert_eq!(s.title.as_deref(), Some("Bulk import"));
-    assert_eq!((s.ended_at, s.end_reason.as_deref()), (Some(2_000.0), Some("imported")));
+    assert_eq!(
+        (s.ended_at, s.end_reason.as_deref()),
+        (Some(2_000.0), Some("imported"))
+    );
     let export = store.export_session("bulk-1").unwrap().unwrap();
     assert_eq!(export.timestamps[0], 1_000.0);
     assert!(export.timestamps.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(store.search(&SearchQuery::new("用户")).unwrap().len(), 1);
     assert_eq!(store.search(&SearchQuery::new("printf")).unwrap().len(), 1);
-    assert_eq!(store.search(&SearchQuery::new("\"back slash\"")).unwrap().len(), 1);
+    assert_eq!(
+        store
+            .search(&SearchQuery::new("\"back slash\""))
+            .unwrap()
+            .len(),
+        1
+    );
 }

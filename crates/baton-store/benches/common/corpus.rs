@@ -64,4 +64,3 @@ pub fn corpus() -> Vec<Vec<Message>> {
     );
     convs
 }
-

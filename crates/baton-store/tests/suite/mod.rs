@@ -104,13 +104,19 @@ pub fn messages_round_trip_exactly_with_counters(store: &dyn SessionStore) {
         parts,
         Message::assistant("done: 1.50000000000000000001"),
         Message::user("a NUL byte \0 pasted from a binary"),
+        // One 6,000-byte token and a 1,000-character CJK run: stored and readable anywhere.
+        Message::user(format!(
+            "blob {} end {}",
+            "QUJD".repeat(1_500),
+            "数据".repeat(500)
+        )),
     ];
     store.append_messages("s", &messages[..3]).unwrap();
     store.append_messages("s", &messages[3..]).unwrap();
     store.append_messages("s", &[]).unwrap();
     assert_eq!(store.messages("s").unwrap(), messages);
     let s = store.get_session("s").unwrap().unwrap();
-    assert_eq!(s.message_count, 7);
+    assert_eq!(s.message_count, 8);
     assert_eq!(s.tool_call_count, 1);
     assert_eq!(
         store.messages_range("s", 1, 3).unwrap(),
@@ -121,6 +127,8 @@ pub fn messages_round_trip_exactly_with_counters(store: &dyn SessionStore) {
         messages[4..].to_vec()
     );
     assert_eq!(store.search(&SearchQuery::new("pasted")).unwrap().len(), 1);
+    assert_eq!(store.search(&SearchQuery::new("blob")).unwrap().len(), 1);
+    assert_eq!(store.search(&SearchQuery::new("数据")).unwrap().len(), 1);
     assert!(store.messages_range("s", 3, 3).unwrap().is_empty());
     assert!(matches!(
         store.append_messages("missing", &messages[..1]),
