@@ -19,7 +19,7 @@ mod corpus_data;
 
 use baton_core::Message;
 use baton_pg::PgStore;
-use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore};
+use baton_store::{SearchQuery, SessionStore};
 use corpus_data::{CJK_LONG, CJK_SHORT, ENGLISH, corpus};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -38,8 +38,8 @@ fn server() -> Option<String> {
     url
 }
 
-/// Runs `sql` on the server (schema management).
-fn admin(url: &str, sql: &str) -> Vec<tokio_postgres::Row> {
+/// Runs `f` with a plain client of the server (schema management, sizes).
+fn with_client<T>(url: &str, f: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -49,9 +49,15 @@ fn admin(url: &str, sql: &str) -> Vec<tokio_postgres::Row> {
             .await
             .expect("connect");
         tokio::spawn(connection);
-        client.simple_query(sql).await.expect(sql);
-        client.query("SELECT 1", &[]).await.unwrap()
+        f(&client).await
     })
+}
+
+/// Runs `sql` on the server (schema management).
+fn admin(url: &str, sql: &str) {
+    with_client(url, async |client| {
+        client.simple_query(sql).await.expect(sql);
+    });
 }
 
 fn schema_url(url: &str, schema: &str) -> String {
@@ -59,49 +65,11 @@ fn schema_url(url: &str, schema: &str) -> String {
     format!("{url}{sep}options=-csearch_path%3D{schema}")
 }
 
-/// Stores conversations (cycling through the corpus) until `target` messages are stored, in
-/// transactions of about `BATCH` messages.
+/// [`corpus_data::fill`] into the PostgreSQL store with its COPY path.
 fn fill(store: &PgStore, corpus: &[Vec<Message>], target: usize, tag: &str) -> usize {
-    let mut stored = 0;
-    let mut pending: Vec<(String, &[Message])> = Vec::new();
-    let mut pending_len = 0;
-    let flush = |pending: &mut Vec<(String, &[Message])>| {
-        let batch: Vec<SessionBatch<'_>> = pending
-            .iter()
-            .map(|(id, messages)| SessionBatch {
-                session: NewSession {
-                    id: Some(id.clone()),
-                    ..NewSession::new("bench")
-                },
-                messages,
-                end_reason: None,
-                ended_at: None,
-                usage: None,
-                title: None,
-            })
-            .collect();
-        store.write_batch(&batch).expect("write batch");
-        pending.clear();
-    };
-    'outer: for copy in 0.. {
-        for (i, conv) in corpus.iter().enumerate() {
-            let id = format!("{tag}-{copy}-{i}");
-            for chunk in conv.chunks(BATCH) {
-                let take = chunk.len().min(target - stored);
-                pending.push((id.clone(), &chunk[..take]));
-                pending_len += take;
-                stored += take;
-                if pending_len >= BATCH || stored >= target {
-                    flush(&mut pending);
-                    pending_len = 0;
-                }
-                if stored >= target {
-                    break 'outer;
-                }
-            }
-        }
-    }
-    stored
+    corpus_data::fill(corpus, target, BATCH, tag, &mut |sessions| {
+        store.write_batch(sessions).expect("write batch");
+    })
 }
 
 fn bench_ingest(c: &mut Criterion) {
@@ -151,8 +119,7 @@ fn run_query(store: &PgStore, text: &str) -> usize {
 /// The large database: built into schema `bench_<n>` on first use, reused afterwards.
 fn large_store(url: &str, corpus: &[Vec<Message>], n: usize) -> PgStore {
     let schema = format!("bench_{n}");
-    let rows = admin(url, &format!("CREATE SCHEMA IF NOT EXISTS {schema}"));
-    drop(rows);
+    admin(url, &format!("CREATE SCHEMA IF NOT EXISTS {schema}"));
     let store = PgStore::connect(&schema_url(url, &schema)).expect("connect");
     let have = store.session_ids().expect("ids").len();
     if have > 0 {
@@ -234,15 +201,7 @@ fn bench_search(c: &mut Criterion) {
 
 /// Bytes of a schema's tables with their TOAST and indexes.
 fn size_of_schema(url: &str, schema: &str) -> u64 {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(connection);
+    with_client(url, async |client| {
         let row = client
             .query_one(
                 "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \

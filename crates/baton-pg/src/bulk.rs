@@ -3,7 +3,7 @@
 //! copies and benchmarks; live turns append with INSERT (a few rows each).
 
 use crate::messages::{for_postgres, haystack};
-use crate::store::{PgStore, TxError};
+use crate::store::{PgStore, TxError, add_usage_in_tx};
 use crate::tsvector::{cjk_vector, words_vector};
 use baton_core::Message;
 use baton_store::codec::to_row;
@@ -140,24 +140,7 @@ impl PgStore {
                     )
                     .await?;
                     if let Some((usage, api_calls)) = &b.usage {
-                        tx.execute(
-                            "UPDATE sessions SET input_tokens = input_tokens + $1, \
-                             output_tokens = output_tokens + $2, \
-                             cache_read_tokens = cache_read_tokens + $3, \
-                             cache_write_tokens = cache_write_tokens + $4, \
-                             reasoning_tokens = reasoning_tokens + $5, \
-                             api_call_count = api_call_count + $6 WHERE id = $7",
-                            &[
-                                &to_i64(usage.input),
-                                &to_i64(usage.output),
-                                &to_i64(usage.cache_read),
-                                &to_i64(usage.cache_write),
-                                &to_i64(usage.reasoning),
-                                &to_i64(*api_calls),
-                                id,
-                            ],
-                        )
-                        .await?;
+                        add_usage_in_tx(tx, id, usage, None, *api_calls).await?;
                     }
                     if let Some(title) = &b.title {
                         let taken = tx
@@ -222,8 +205,4 @@ impl SessionBatchOwned {
             messages: b.messages.to_vec(),
         }
     }
-}
-
-fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }

@@ -3,7 +3,7 @@
 //! with reason `compression`; chains are followed at most
 //! [`baton_store::lineage::MAX_CHAIN_HOPS`] hops, so damaged data cannot loop.
 
-use baton_store::lineage::{MAX_CHAIN_HOPS, is_compression_continuation};
+use baton_store::lineage::{MAX_CHAIN_HOPS, is_compression_continuation, tip_view};
 use baton_store::{Session, end_reason};
 use std::collections::HashSet;
 use tokio_postgres::{GenericClient, Row};
@@ -123,18 +123,5 @@ pub async fn project_tip(
         return Ok((row, None));
     };
     let root_id = row.id.clone();
-    Ok((
-        Session {
-            id: tip.id,
-            ended_at: tip.ended_at,
-            end_reason: tip.end_reason,
-            message_count: tip.message_count,
-            tool_call_count: tip.tool_call_count,
-            title: tip.title,
-            model: tip.model,
-            system_prompt: tip.system_prompt,
-            ..row
-        },
-        Some(root_id),
-    ))
+    Ok((tip_view(row, tip), Some(root_id)))
 }

@@ -340,8 +340,40 @@ async fn append_in_tx(
     Ok(())
 }
 
-fn to_i64(n: u64) -> i64 {
+pub(crate) fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Adds `api_calls` calls' worth of usage (and cost, when known) to a session's counters;
+/// returns the rows updated (0: no such session).
+pub(crate) async fn add_usage_in_tx(
+    tx: &impl tokio_postgres::GenericClient,
+    id: &str,
+    usage: &CanonicalUsage,
+    cost_usd: Option<f64>,
+    api_calls: u64,
+) -> std::result::Result<u64, tokio_postgres::Error> {
+    tx.execute(
+        "UPDATE sessions SET input_tokens = input_tokens + $1, \
+         output_tokens = output_tokens + $2, \
+         cache_read_tokens = cache_read_tokens + $3, \
+         cache_write_tokens = cache_write_tokens + $4, \
+         reasoning_tokens = reasoning_tokens + $5, \
+         estimated_cost_usd = CASE WHEN $6::float8 IS NULL THEN estimated_cost_usd \
+             ELSE COALESCE(estimated_cost_usd, 0) + $6::float8 END, \
+         api_call_count = api_call_count + $7 WHERE id = $8",
+        &[
+            &to_i64(usage.input),
+            &to_i64(usage.output),
+            &to_i64(usage.cache_read),
+            &to_i64(usage.cache_write),
+            &to_i64(usage.reasoning),
+            &cost_usd,
+            &to_i64(api_calls),
+            &id,
+        ],
+    )
+    .await
 }
 
 /// A session with its messages and timestamps.
@@ -537,11 +569,7 @@ impl SessionStore for PgStore {
         self.read(move |client| async move {
             let mut clauses = Vec::new();
             if !filter.include_children {
-                clauses.push(
-                    "(s.parent_session_id IS NULL OR EXISTS (SELECT 1 FROM sessions p \
-                     WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' \
-                     AND s.started_at >= p.ended_at))",
-                );
+                clauses.push(baton_store::lineage::ROOTS_AND_BRANCHES_SQL);
             }
             if filter.source.is_some() {
                 clauses.push("s.source = $1");
@@ -642,30 +670,8 @@ impl SessionStore for PgStore {
         self.write(move |tx| {
             let id = id.clone();
             Box::pin(async move {
-                let id = &id;
-                let n = tx
-                    .execute(
-                        "UPDATE sessions SET input_tokens = input_tokens + $1, \
-                         output_tokens = output_tokens + $2, \
-                         cache_read_tokens = cache_read_tokens + $3, \
-                         cache_write_tokens = cache_write_tokens + $4, \
-                         reasoning_tokens = reasoning_tokens + $5, \
-                         estimated_cost_usd = CASE WHEN $6::float8 IS NULL THEN estimated_cost_usd \
-                             ELSE COALESCE(estimated_cost_usd, 0) + $6::float8 END, \
-                         api_call_count = api_call_count + 1 WHERE id = $7",
-                        &[
-                            &to_i64(usage.input),
-                            &to_i64(usage.output),
-                            &to_i64(usage.cache_read),
-                            &to_i64(usage.cache_write),
-                            &to_i64(usage.reasoning),
-                            &cost_usd,
-                            id,
-                        ],
-                    )
-                    .await?;
-                if n == 0 {
-                    return Err(StoreError::NotFound { id: id.clone() }.into());
+                if add_usage_in_tx(tx, &id, &usage, cost_usd, 1).await? == 0 {
+                    return Err(StoreError::NotFound { id }.into());
                 }
                 Ok(())
             })

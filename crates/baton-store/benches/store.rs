@@ -19,7 +19,7 @@
 #![allow(clippy::expect_used)]
 
 use baton_core::Message;
-use baton_store::{NewSession, SearchQuery, SessionBatch, SqliteStore, search};
+use baton_store::{SearchQuery, SqliteStore, search};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -32,50 +32,11 @@ const INGEST_MESSAGES: usize = 50_000;
 mod corpus_data;
 use corpus_data::{CJK_LONG, CJK_SHORT, ENGLISH, corpus, repo_root};
 
-/// Stores conversations (cycling through the corpus) until `target` messages are stored, in
-/// transactions of about `BATCH` messages each (whole short sessions grouped together, long
-/// ones split). Returns the number stored.
+/// [`corpus_data::fill`] into a SQLite store with `write_batch`.
 fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
-    let mut stored = 0;
-    let mut pending: Vec<(String, &[Message])> = Vec::new();
-    let mut pending_len = 0;
-    let flush = |pending: &mut Vec<(String, &[Message])>| {
-        let batch: Vec<SessionBatch<'_>> = pending
-            .iter()
-            .map(|(id, messages)| SessionBatch {
-                session: NewSession {
-                    id: Some(id.clone()),
-                    ..NewSession::new("bench")
-                },
-                messages,
-                end_reason: None,
-                ended_at: None,
-                usage: None,
-                title: None,
-            })
-            .collect();
-        store.write_batch(&batch).expect("write batch");
-        pending.clear();
-    };
-    'outer: for copy in 0.. {
-        for (i, conv) in corpus.iter().enumerate() {
-            let id = format!("bench-{copy}-{i}");
-            for chunk in conv.chunks(BATCH) {
-                let take = chunk.len().min(target - stored);
-                pending.push((id.clone(), &chunk[..take]));
-                pending_len += take;
-                stored += take;
-                if pending_len >= BATCH || stored >= target {
-                    flush(&mut pending);
-                    pending_len = 0;
-                }
-                if stored >= target {
-                    break 'outer;
-                }
-            }
-        }
-    }
-    stored
+    corpus_data::fill(corpus, target, BATCH, "bench", &mut |sessions| {
+        store.write_batch(sessions).expect("write batch");
+    })
 }
 
 fn bench_ingest(c: &mut Criterion) {

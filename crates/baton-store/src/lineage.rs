@@ -82,17 +82,35 @@ pub fn compression_chain(conn: &Connection, id: &str) -> Result<Vec<String>> {
     Ok(chain)
 }
 
+/// The listing's filter (on `sessions s`) without `include_children`: roots, and sessions a
+/// branch started. Plain SQL both backends run.
+pub const ROOTS_AND_BRANCHES_SQL: &str = "(s.parent_session_id IS NULL OR EXISTS (SELECT 1 \
+     FROM sessions p WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' \
+     AND s.started_at >= p.ended_at))";
+
+/// A chain's root row shown as its tip: the tip's id, end, counters, title, model and prompt,
+/// the root's start (and the rest of the root's row).
+pub fn tip_view(root: Session, tip: Session) -> Session {
+    Session {
+        id: tip.id,
+        ended_at: tip.ended_at,
+        end_reason: tip.end_reason,
+        message_count: tip.message_count,
+        tool_call_count: tip.tool_call_count,
+        title: tip.title,
+        model: tip.model,
+        system_prompt: tip.system_prompt,
+        ..root
+    }
+}
+
 /// Sessions newest first. Unless `include_children`, only roots and branches are listed and a
 /// compressed root is shown as its chain's tip, keeping the root's start time.
 pub fn list_projected(conn: &Connection, filter: &SessionFilter) -> Result<Vec<ListedSession>> {
     let mut clauses = Vec::new();
     let mut args: Vec<String> = Vec::new();
     if !filter.include_children {
-        clauses.push(
-            "(s.parent_session_id IS NULL OR EXISTS (SELECT 1 FROM sessions p \
-             WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' \
-             AND s.started_at >= p.ended_at))",
-        );
+        clauses.push(ROOTS_AND_BRANCHES_SQL);
     }
     if let Some(source) = &filter.source {
         clauses.push("s.source = ?");
@@ -150,17 +168,7 @@ fn project_tip(conn: &Connection, row: Session, include_children: bool) -> Resul
         return Ok(plain(row));
     };
     let root_id = row.id.clone();
-    let session = Session {
-        id: tip.id,
-        ended_at: tip.ended_at,
-        end_reason: tip.end_reason,
-        message_count: tip.message_count,
-        tool_call_count: tip.tool_call_count,
-        title: tip.title,
-        model: tip.model,
-        system_prompt: tip.system_prompt,
-        ..row
-    };
+    let session = tip_view(row, tip);
     Ok(ListedSession {
         lineage_root_id: Some(root_id),
         ..plain(session)

@@ -5,6 +5,7 @@
 
 use baton_core::Message;
 use baton_core::formats::load_file;
+use baton_store::{NewSession, SessionBatch};
 use std::path::{Path, PathBuf};
 
 pub const ENGLISH: &[&str] = &[
@@ -63,4 +64,56 @@ pub fn corpus() -> Vec<Vec<Message>> {
         convs.len()
     );
     convs
+}
+
+/// Stores conversations (cycling through the corpus, session ids `{tag}-{copy}-{i}`) until
+/// `target` messages are stored, handing `write` transactions of about `batch` messages
+/// (whole short sessions grouped together, long ones split). Returns the number stored.
+pub fn fill(
+    corpus: &[Vec<Message>],
+    target: usize,
+    batch: usize,
+    tag: &str,
+    write: &mut dyn FnMut(&[SessionBatch<'_>]),
+) -> usize {
+    let mut stored = 0;
+    let mut pending: Vec<(String, &[Message])> = Vec::new();
+    let mut pending_len = 0;
+    let mut flush = |pending: &mut Vec<(String, &[Message])>| {
+        let sessions: Vec<SessionBatch<'_>> = pending
+            .iter()
+            .map(|(id, messages)| SessionBatch {
+                session: NewSession {
+                    id: Some(id.clone()),
+                    ..NewSession::new("bench")
+                },
+                messages,
+                end_reason: None,
+                ended_at: None,
+                usage: None,
+                title: None,
+            })
+            .collect();
+        write(&sessions);
+        pending.clear();
+    };
+    'outer: for copy in 0.. {
+        for (i, conv) in corpus.iter().enumerate() {
+            let id = format!("{tag}-{copy}-{i}");
+            for chunk in conv.chunks(batch) {
+                let take = chunk.len().min(target - stored);
+                pending.push((id.clone(), &chunk[..take]));
+                pending_len += take;
+                stored += take;
+                if pending_len >= batch || stored >= target {
+                    flush(&mut pending);
+                    pending_len = 0;
+                }
+                if stored >= target {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    stored
 }

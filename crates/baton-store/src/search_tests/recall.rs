@@ -9,7 +9,7 @@ use super::{db, msg_tool, session};
 
 #[path = "../../tests/suite/corpus.rs"]
 mod corpus;
-use corpus::{DISTRACTORS, FILLER_EN, FILLER_JA, FILLER_KO, FILLER_ZH, N, PLANTED, QUERIES};
+use corpus::{N, QUERIES};
 
 fn oracle(hay: &str, needles: &[N]) -> bool {
     corpus::oracle(hay, needles, crate::query::is_cjk)
@@ -51,22 +51,8 @@ fn recall_per_class(with_cjk_index: bool) {
         let hay = format!("{content} {} {}", tn.unwrap_or(""), tc.unwrap_or(""));
         corpus.push((id, hay));
     };
-    // Interleave: filler, distractors and planted messages.
-    let mut k = 0usize;
-    let fillers: Vec<&str> = [FILLER_EN, FILLER_ZH, FILLER_JA, FILLER_KO].concat();
-    for (i, (role, c, tn, tc)) in PLANTED.iter().enumerate() {
-        add(role, c, *tn, *tc, k);
-        k += 1;
-        if let Some(d) = DISTRACTORS.get(i) {
-            add("assistant", d, None, None, k);
-            k += 1;
-        }
-        add("user", fillers[i % fillers.len()], None, None, k);
-        k += 1;
-    }
-    for d in DISTRACTORS.iter().skip(PLANTED.len()) {
-        add("assistant", d, None, None, k);
-        k += 1;
+    for (k, (role, c, tn, tc)) in corpus::entries().into_iter().enumerate() {
+        add(role, c, tn, tc, k);
     }
     assert!(corpus.len() >= 200, "corpus has {} messages", corpus.len());
     if with_cjk_index {

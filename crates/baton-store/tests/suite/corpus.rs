@@ -439,3 +439,30 @@ pub const FILLER_KO: &[&str] = &[
     "빌드가 성공했습니다",
     "출력을 설명해 주세요",
 ];
+
+/// One stored message of the corpus: role, content, tool name, tool-call arguments.
+pub type Entry = (
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+);
+
+/// The corpus in storage order: each planted message, then a distractor while there are
+/// any, then a filler line (cycling through the four languages), then the remaining
+/// distractors. The `k`-th entry goes to session `k % sessions`.
+pub fn entries() -> Vec<Entry> {
+    let fillers: Vec<&'static str> = [FILLER_EN, FILLER_ZH, FILLER_JA, FILLER_KO].concat();
+    let mut out: Vec<Entry> = Vec::new();
+    for (i, planted) in PLANTED.iter().enumerate() {
+        out.push(*planted);
+        if let Some(d) = DISTRACTORS.get(i) {
+            out.push(("assistant", d, None, None));
+        }
+        out.push(("user", fillers[i % fillers.len()], None, None));
+    }
+    for d in DISTRACTORS.iter().skip(PLANTED.len()) {
+        out.push(("assistant", d, None, None));
+    }
+    out
+}

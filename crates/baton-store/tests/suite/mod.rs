@@ -6,6 +6,28 @@
 
 pub mod corpus;
 
+/// Calls `$runner!` with the name of every case of the suite, so each backend's runner lists
+/// them once, here.
+macro_rules! every_case {
+    ($runner:ident) => {
+        $runner!(
+            creating_twice_keeps_the_first_and_an_unknown_parent_is_refused,
+            the_first_end_reason_wins,
+            messages_round_trip_exactly_with_counters,
+            usage_accumulates_and_an_unknown_cost_keeps_the_known_one,
+            titles_are_cleaned_unique_and_numbered_along_a_lineage,
+            continuations_form_a_chain_and_a_parent_is_continued_once,
+            listing_shows_a_chain_once_as_its_tip_with_the_root_preview,
+            resolving_takes_ids_titles_and_unique_prefixes,
+            deleting_detaches_children_and_pruning_keeps_live_chains_whole,
+            meta_values_are_set_and_replaced,
+            search_answers_words_phrases_prefixes_booleans_cjk_and_filters,
+            recall_at_5_is_perfect_on_the_mixed_language_corpus,
+        );
+    };
+}
+pub(crate) use every_case;
+
 use baton_core::usage::CanonicalUsage;
 use baton_core::{Content, ContentPart, Message, ToolCall};
 use baton_store::continuation::ChildSettings;
@@ -474,9 +496,7 @@ pub fn recall_at_5_is_perfect_on_the_mixed_language_corpus(store: &dyn SessionSt
 
 pub mod recall {
     //! Builds the corpus through the trait and measures recall@5 per query class.
-    use super::corpus::{
-        DISTRACTORS, FILLER_EN, FILLER_JA, FILLER_KO, FILLER_ZH, N, PLANTED, QUERIES, oracle,
-    };
+    use super::corpus::{N, QUERIES, oracle};
     use baton_core::{Message, Role, ToolCall};
     use baton_store::{NewSession, SearchQuery, SessionStore};
     use std::collections::HashMap;
@@ -550,21 +570,8 @@ pub mod recall {
                 // A fresh store numbers messages from 1 in append order (checked below).
                 corpus.push((corpus.len() as i64 + 1, hay));
             };
-        let fillers: Vec<&str> = [FILLER_EN, FILLER_ZH, FILLER_JA, FILLER_KO].concat();
-        let mut k = 0usize;
-        for (i, (role, c, tn, tc)) in PLANTED.iter().enumerate() {
-            add(role, c, *tn, *tc, k);
-            k += 1;
-            if let Some(d) = DISTRACTORS.get(i) {
-                add("assistant", d, None, None, k);
-                k += 1;
-            }
-            add("user", fillers[i % fillers.len()], None, None, k);
-            k += 1;
-        }
-        for d in DISTRACTORS.iter().skip(PLANTED.len()) {
-            add("assistant", d, None, None, k);
-            k += 1;
+        for (k, (role, c, tn, tc)) in super::corpus::entries().into_iter().enumerate() {
+            add(role, c, tn, tc, k);
         }
         let probe = store.search(&SearchQuery::new("kubernetes")).unwrap();
         let expected: Vec<i64> = corpus
