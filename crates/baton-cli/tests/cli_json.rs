@@ -204,6 +204,14 @@ fn walk(base_url: &str) {
         in_db(&["prune", "--older-than", "1", "--dry-run"]),
         Stdout::Json,
     );
+    let copied = s(&dir.path().join("copied.db"));
+    let out = case(
+        "sessions copy",
+        args(&["sessions", "copy", "--from", &db, "--to", &copied, "--json"]),
+        Stdout::Json,
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["copied"], report["verified_sessions"], "{report}");
     case(
         "sessions delete",
         in_db(&["delete", &id, "--yes"]),
