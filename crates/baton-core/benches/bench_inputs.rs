@@ -7,11 +7,12 @@
 #[path = "common/shared_inputs.rs"]
 mod shared_inputs;
 
-use baton_core::compress::{Compressor, CompressorConfig};
-use baton_core::engine::{CompressRequest, ContextEngine};
+#[path = "common/compress_once.rs"]
+mod compress_once;
 use baton_core::formats::load_file;
 use baton_core::message::Message;
 use baton_core::tokens::Encoding;
+use compress_once::compress_once;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
@@ -25,22 +26,6 @@ fn messages(dir: &std::path::Path, name: &str) -> Option<Vec<Message>> {
             .flat_map(|c| c.messages)
             .collect(),
     )
-}
-
-/// One forced compaction with the default engine (extractive summarizer: ledger, redaction
-/// and bounded views included) for a 200K window.
-fn compress_once(runtime: &tokio::runtime::Runtime, messages: &[Message]) -> usize {
-    let mut engine = Compressor::new(CompressorConfig {
-        context_length: 200_000,
-        ..CompressorConfig::default()
-    });
-    let result = runtime.block_on(engine.compress(CompressRequest {
-        messages,
-        current_tokens: None,
-        focus_topic: None,
-        force: true,
-    }));
-    result.messages.len()
 }
 
 fn bench_compress(c: &mut Criterion) {

@@ -4,11 +4,12 @@
 //! Run: `cargo bench -p baton-core --bench compress`. Target: 10k messages (~5M tokens) in
 //! under 50 ms on one core, growing linearly.
 
-use baton_core::compress::{Compressor, CompressorConfig};
-use baton_core::engine::{CompressRequest, ContextEngine};
+#[path = "common/compress_once.rs"]
+mod compress_once;
 use baton_core::formats::load_file;
 use baton_core::message::{Message, ToolCall};
 use baton_core::tokens::{RoughCounter, TokenCounter};
+use compress_once::compress_once;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -65,20 +66,6 @@ fn synthetic(n: usize) -> Vec<Message> {
     }
     out.truncate(n);
     out
-}
-
-fn compress_once(runtime: &tokio::runtime::Runtime, messages: &[Message]) -> usize {
-    let mut engine = Compressor::new(CompressorConfig {
-        context_length: 200_000,
-        ..CompressorConfig::default()
-    });
-    let result = runtime.block_on(engine.compress(CompressRequest {
-        messages,
-        current_tokens: None,
-        focus_topic: None,
-        force: true,
-    }));
-    result.messages.len()
 }
 
 fn bench_synthetic(c: &mut Criterion) {

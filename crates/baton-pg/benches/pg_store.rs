@@ -20,7 +20,7 @@ mod corpus_data;
 use baton_core::Message;
 use baton_pg::PgStore;
 use baton_store::{SearchQuery, SessionStore};
-use corpus_data::{CJK_LONG, CJK_SHORT, ENGLISH, corpus};
+use corpus_data::{CLASSES, corpus, report_latencies};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -101,15 +101,6 @@ fn bench_ingest(c: &mut Criterion) {
     group.finish();
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 fn run_query(store: &PgStore, text: &str) -> usize {
     let mut q = SearchQuery::new(text);
     q.limit = 10;
@@ -151,43 +142,10 @@ fn bench_search(c: &mut Criterion) {
         size as f64 / 1e6,
         size as f64 / 1e6 * 1e6 / n as f64
     );
-    let classes: [(&str, &[&str]); 3] = [
-        ("english", ENGLISH),
-        ("cjk 3+ chars", CJK_LONG),
-        ("cjk 1-2 chars", CJK_SHORT),
-    ];
-    eprintln!(
-        "{:<14} {:>8} {:>9} {:>9} {:>9}  hits per query (slowest query)",
-        "class", "samples", "p50 ms", "p99 ms", "max ms"
-    );
-    for (class, queries) in classes {
-        let hits: Vec<usize> = queries.iter().map(|q| run_query(&store, q)).collect();
-        let mut times = Vec::new();
-        let mut slowest = (Duration::ZERO, "");
-        for _ in 0..20 {
-            for q in queries {
-                let start = Instant::now();
-                black_box(run_query(&store, q));
-                let t = start.elapsed();
-                if t > slowest.0 {
-                    slowest = (t, q);
-                }
-                times.push(t);
-            }
-        }
-        times.sort();
-        eprintln!(
-            "{class:<14} {:>8} {:>9.2} {:>9.2} {:>9.2}  {hits:?} (slowest: {})",
-            times.len(),
-            ms(percentile(&times, 0.5)),
-            ms(percentile(&times, 0.99)),
-            ms(*times.last().unwrap()),
-            slowest.1
-        );
-    }
+    report_latencies(&|q| run_query(&store, q));
     let mut group = c.benchmark_group("pg search");
     group.sample_size(20);
-    for (class, queries) in classes {
+    for (class, queries) in CLASSES {
         group.bench_function(class, |b| {
             b.iter(|| {
                 for q in queries {

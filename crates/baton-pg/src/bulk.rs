@@ -3,11 +3,11 @@
 //! copies and benchmarks; live turns append with INSERT (a few rows each).
 
 use crate::messages::{for_postgres, haystack};
-use crate::store::{PgStore, TxError, add_usage_in_tx};
+use crate::store::{PgStore, TxError, add_usage_in_tx, set_title_in_tx};
 use crate::tsvector::{cjk_vector, words_vector};
 use baton_core::Message;
 use baton_store::codec::to_row;
-use baton_store::{Result, SessionBatch, StoreError, new_session_id};
+use baton_store::{Result, SessionBatch, new_session_id};
 use bytes::Bytes;
 use futures_util::SinkExt;
 use std::collections::HashMap;
@@ -143,21 +143,7 @@ impl PgStore {
                         add_usage_in_tx(tx, id, usage, None, *api_calls).await?;
                     }
                     if let Some(title) = &b.title {
-                        let taken = tx
-                            .query_opt(
-                                "SELECT id FROM sessions WHERE title = $1 AND id <> $2",
-                                &[title, id],
-                            )
-                            .await?;
-                        if let Some(other) = taken {
-                            return Err(StoreError::TitleInUse {
-                                title: title.clone(),
-                                other_id: other.get(0),
-                            }
-                            .into());
-                        }
-                        tx.execute("UPDATE sessions SET title = $1 WHERE id = $2", &[title, id])
-                            .await?;
+                        set_title_in_tx(tx, id, Some(title)).await?;
                     }
                     if let Some(reason) = &b.end_reason {
                         tx.execute(

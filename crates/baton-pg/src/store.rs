@@ -317,7 +317,15 @@ async fn append_in_tx(
     at: f64,
 ) -> std::result::Result<(), TxError> {
     require_session(tx, session_id).await?;
-    let mut names = messages::call_names(tx, session_id).await?;
+    // Earlier calls' names are only needed for tool results that do not carry one.
+    let mut names = if messages
+        .iter()
+        .any(|m| m.tool_call_id.is_some() && m.name.is_none())
+    {
+        messages::call_names(tx, session_id).await?
+    } else {
+        HashMap::new()
+    };
     messages::insert(
         tx,
         session_id,
@@ -342,6 +350,36 @@ async fn append_in_tx(
 
 pub(crate) fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Sets (or clears) a session's already cleaned title; a title another session holds is
+/// [`StoreError::TitleInUse`].
+pub(crate) async fn set_title_in_tx(
+    tx: &impl tokio_postgres::GenericClient,
+    id: &str,
+    title: Option<&str>,
+) -> std::result::Result<(), TxError> {
+    if let Some(t) = title {
+        let other = tx
+            .query_opt(
+                "SELECT id FROM sessions WHERE title = $1 AND id <> $2",
+                &[&t, &id],
+            )
+            .await?;
+        if let Some(other) = other {
+            return Err(StoreError::TitleInUse {
+                title: t.to_string(),
+                other_id: other.get(0),
+            }
+            .into());
+        }
+    }
+    tx.execute(
+        "UPDATE sessions SET title = $1 WHERE id = $2",
+        &[&title, &id],
+    )
+    .await?;
+    Ok(())
 }
 
 /// Adds `api_calls` calls' worth of usage (and cost, when known) to a session's counters;
@@ -483,11 +521,7 @@ impl SessionStore for PgStore {
                     &mut names,
                 )
                 .await?;
-                Ok(if parent.is_none() && s.parent_session_id.is_some() {
-                    ImportOutcome::ImportedDetached
-                } else {
-                    ImportOutcome::Imported
-                })
+                Ok(ImportOutcome::written(s, parent.is_some()))
             })
         })
     }
@@ -687,24 +721,7 @@ impl SessionStore for PgStore {
             Box::pin(async move {
                 let (id, title) = (&id, &title);
                 require_session(tx, id).await?;
-                if let Some(t) = title {
-                    let other = tx
-                        .query_opt(
-                            "SELECT id FROM sessions WHERE title = $1 AND id <> $2",
-                            &[t, id],
-                        )
-                        .await?;
-                    if let Some(other) = other {
-                        return Err(StoreError::TitleInUse {
-                            title: t.clone(),
-                            other_id: other.get(0),
-                        }
-                        .into());
-                    }
-                }
-                tx.execute("UPDATE sessions SET title = $1 WHERE id = $2", &[title, id])
-                    .await?;
-                Ok(())
+                set_title_in_tx(tx, id, title.as_deref()).await
             })
         })?;
         Ok(cleaned)

@@ -62,8 +62,11 @@ fn fold(token: &str) -> String {
 }
 
 /// A `tsvector` literal of `tokens` at positions 1, 2, …, each labelled `weight` (`None`: D).
+/// Positions are kept as numbers and written once at the end (this runs for every stored
+/// message).
 fn vector_literal(groups: &[(&[String], Option<char>)]) -> String {
-    let mut lexemes: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    use std::fmt::Write as _;
+    let mut lexemes: BTreeMap<&str, Vec<(u16, Option<char>)>> = BTreeMap::new();
     let mut position = 0usize;
     let mut bytes = 0usize;
     for (tokens, weight) in groups {
@@ -83,21 +86,27 @@ fn vector_literal(groups: &[(&[String], Option<char>)]) -> String {
             }
             let entry = lexemes.entry(token.as_str()).or_default();
             if entry.len() < MAX_POSITIONS_PER_TOKEN {
-                entry.push(match weight {
-                    Some(w) => format!("{position}{w}"),
-                    None => position.to_string(),
-                });
+                // At most MAX_POSITIONS (16,383): fits a u16.
+                entry.push((position as u16, *weight));
             }
         }
     }
-    let mut out = String::new();
+    let mut out = String::with_capacity(bytes + lexemes.len() * 8);
     for (lexeme, positions) in lexemes {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(&quote(lexeme));
+        quote_into(&mut out, lexeme);
         out.push(':');
-        out.push_str(&positions.join(","));
+        for (k, (p, w)) in positions.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "{p}");
+            if let Some(w) = w {
+                out.push(*w);
+            }
+        }
     }
     out
 }
@@ -105,6 +114,11 @@ fn vector_literal(groups: &[(&[String], Option<char>)]) -> String {
 /// A lexeme quoted for `tsvector` / `tsquery` input.
 fn quote(lexeme: &str) -> String {
     let mut out = String::with_capacity(lexeme.len() + 2);
+    quote_into(&mut out, lexeme);
+    out
+}
+
+fn quote_into(out: &mut String, lexeme: &str) {
     out.push('\'');
     for c in lexeme.chars() {
         match c {
@@ -114,7 +128,6 @@ fn quote(lexeme: &str) -> String {
         }
     }
     out.push('\'');
-    out
 }
 
 /// The `words` column of a message whose searchable text is `haystack`.

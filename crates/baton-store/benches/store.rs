@@ -30,7 +30,7 @@ const INGEST_MESSAGES: usize = 50_000;
 
 #[path = "common/corpus.rs"]
 mod corpus_data;
-use corpus_data::{CJK_LONG, CJK_SHORT, ENGLISH, corpus, repo_root};
+use corpus_data::{CLASSES, corpus, repo_root, report_latencies};
 
 /// [`corpus_data::fill`] into a SQLite store with `write_batch`.
 fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
@@ -100,15 +100,6 @@ fn large_db(corpus: &[Vec<Message>], n: usize) -> PathBuf {
     path
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 fn run_query(store: &SqliteStore, text: &str) -> usize {
     let mut q = SearchQuery::new(text);
     q.limit = 10;
@@ -133,44 +124,10 @@ fn bench_search(c: &mut Criterion) {
         bytes as f64 / 1e6 * 1e6 / n as f64
     );
     let store = SqliteStore::open_read_only(&path).expect("open");
-    let classes: [(&str, &[&str]); 3] = [
-        ("english", ENGLISH),
-        ("cjk 3+ chars", CJK_LONG),
-        ("cjk 1-2 chars", CJK_SHORT),
-    ];
-    eprintln!(
-        "{:<14} {:>8} {:>9} {:>9} {:>9}  hits per query (slowest query)",
-        "class", "samples", "p50 ms", "p99 ms", "max ms"
-    );
-    for (class, queries) in classes {
-        // Warm the page cache once, then time every query 20 times.
-        let hits: Vec<usize> = queries.iter().map(|q| run_query(&store, q)).collect();
-        let mut times = Vec::new();
-        let mut slowest = (Duration::ZERO, "");
-        for _ in 0..20 {
-            for q in queries {
-                let start = Instant::now();
-                black_box(run_query(&store, q));
-                let t = start.elapsed();
-                if t > slowest.0 {
-                    slowest = (t, q);
-                }
-                times.push(t);
-            }
-        }
-        times.sort();
-        eprintln!(
-            "{class:<14} {:>8} {:>9.2} {:>9.2} {:>9.2}  {hits:?} (slowest: {})",
-            times.len(),
-            ms(percentile(&times, 0.5)),
-            ms(percentile(&times, 0.99)),
-            ms(times[times.len() - 1]),
-            slowest.1,
-        );
-    }
+    report_latencies(&|q| run_query(&store, q));
     let mut group = c.benchmark_group("store search");
     group.sample_size(20);
-    for (class, queries) in classes {
+    for (class, queries) in CLASSES {
         group.throughput(Throughput::Elements(queries.len() as u64));
         group.bench_function(class, |b| {
             b.iter(|| {

@@ -614,11 +614,7 @@ impl SessionStore for SqliteStore {
             if self.has_cjk_index {
                 cjk_index::catch_up(tx)?;
             }
-            Ok(if parent.is_none() && s.parent_session_id.is_some() {
-                ImportOutcome::ImportedDetached
-            } else {
-                ImportOutcome::Imported
-            })
+            Ok(ImportOutcome::written(s, parent.is_some()))
         })
     }
 

@@ -28,6 +28,17 @@ pub enum ImportOutcome {
     ImportedDetached,
 }
 
+impl ImportOutcome {
+    /// What writing `session` did, given whether its parent link was kept.
+    pub fn written(session: &Session, kept_parent: bool) -> ImportOutcome {
+        if session.parent_session_id.is_some() && !kept_parent {
+            ImportOutcome::ImportedDetached
+        } else {
+            ImportOutcome::Imported
+        }
+    }
+}
+
 /// A digest of everything a copy must preserve, identical across backends for identical
 /// content: the session's fields and, in order, each message's JSON and timestamp bits.
 pub fn checksum(export: &SessionExport) -> String {

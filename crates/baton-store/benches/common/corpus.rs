@@ -6,7 +6,9 @@
 use baton_core::Message;
 use baton_core::formats::load_file;
 use baton_store::{NewSession, SessionBatch};
+use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 pub const ENGLISH: &[&str] = &[
     "cargo test",
@@ -116,4 +118,54 @@ pub fn fill(
         }
     }
     stored
+}
+
+/// The query classes every store benchmark reports.
+pub const CLASSES: [(&str, &[&str]); 3] = [
+    ("english", ENGLISH),
+    ("cjk 3+ chars", CJK_LONG),
+    ("cjk 1-2 chars", CJK_SHORT),
+];
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Prints p50 / p99 / max per query class: each query run once to warm caches, then every
+/// query of the class 20 times. `run` returns a query's hit count.
+pub fn report_latencies(run: &dyn Fn(&str) -> usize) {
+    eprintln!(
+        "{:<14} {:>8} {:>9} {:>9} {:>9}  hits per query (slowest query)",
+        "class", "samples", "p50 ms", "p99 ms", "max ms"
+    );
+    for (class, queries) in CLASSES {
+        let hits: Vec<usize> = queries.iter().map(|q| run(q)).collect();
+        let mut times = Vec::new();
+        let mut slowest = (Duration::ZERO, "");
+        for _ in 0..20 {
+            for q in queries {
+                let start = Instant::now();
+                black_box(run(q));
+                let t = start.elapsed();
+                if t > slowest.0 {
+                    slowest = (t, q);
+                }
+                times.push(t);
+            }
+        }
+        times.sort();
+        eprintln!(
+            "{class:<14} {:>8} {:>9.2} {:>9.2} {:>9.2}  {hits:?} (slowest: {})",
+            times.len(),
+            ms(percentile(&times, 0.5)),
+            ms(percentile(&times, 0.99)),
+            ms(times[times.len() - 1]),
+            slowest.1,
+        );
+    }
 }

@@ -31,14 +31,7 @@ fn recall_at_5_per_class_is_at_least_0_9_with_the_cjk_index() {
 
 fn recall_per_class(with_cjk_index: bool) {
     let conn = db();
-    let sessions = [
-        ("s-cli-1", "cli"),
-        ("s-cli-2", "cli"),
-        ("s-tg-1", "telegram"),
-        ("s-dc-1", "discord"),
-        ("s-tui-1", "tui"),
-        ("s-cli-3", "cli"),
-    ];
+    let sessions = corpus::SESSIONS;
     for (i, (id, src)) in sessions.iter().enumerate() {
         session(&conn, id, src, i as f64 * 1000.0);
     }

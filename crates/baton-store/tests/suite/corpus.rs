@@ -440,6 +440,16 @@ pub const FILLER_KO: &[&str] = &[
     "출력을 설명해 주세요",
 ];
 
+/// The corpus's sessions (id, source); entry `k` goes to session `k % SESSIONS.len()`.
+pub const SESSIONS: [(&str, &str); 6] = [
+    ("s-cli-1", "cli"),
+    ("s-cli-2", "cli"),
+    ("s-tg-1", "telegram"),
+    ("s-dc-1", "discord"),
+    ("s-tui-1", "tui"),
+    ("s-cli-3", "cli"),
+];
+
 /// One stored message of the corpus: role, content, tool name, tool-call arguments.
 pub type Entry = (
     &'static str,

@@ -535,14 +535,7 @@ pub mod recall {
 
     /// `(class, recall@5, queries)` for every query class.
     pub fn recall_by_class(store: &dyn SessionStore) -> Vec<(String, f64, usize)> {
-        let sessions = [
-            ("s-cli-1", "cli"),
-            ("s-cli-2", "cli"),
-            ("s-tg-1", "telegram"),
-            ("s-dc-1", "discord"),
-            ("s-tui-1", "tui"),
-            ("s-cli-3", "cli"),
-        ];
+        let sessions = super::corpus::SESSIONS;
         for (i, (id, source)) in sessions.iter().enumerate() {
             store
                 .create_session(NewSession {
