@@ -16,14 +16,14 @@ use baton_core::tool_output::ToolResultStore;
 use baton_llm::Provider;
 use baton_memory::MemoryManager;
 use baton_memory::provider::SessionSwitch;
-use baton_store::{NewSession, SessionStore, SqliteStore};
+use baton_store::{NewSession, SessionStore};
 use std::sync::Arc;
 
 /// Everything an [`Agent`] is made of; only the config, provider and store are required.
 pub struct AgentBuilder {
     config: AgentConfig,
     provider: Arc<dyn Provider>,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn SessionStore>,
     engine: Option<Box<dyn ContextEngine>>,
     tools: ToolRegistry,
     approver: Arc<dyn Approver>,
@@ -34,7 +34,11 @@ pub struct AgentBuilder {
 }
 
 impl AgentBuilder {
-    pub fn new(config: AgentConfig, provider: Arc<dyn Provider>, store: Arc<SqliteStore>) -> Self {
+    pub fn new(
+        config: AgentConfig,
+        provider: Arc<dyn Provider>,
+        store: Arc<dyn SessionStore>,
+    ) -> Self {
         AgentBuilder {
             config,
             provider,
@@ -165,7 +169,7 @@ impl AgentBuilder {
 struct Parts {
     config: AgentConfig,
     provider: Arc<dyn Provider>,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn SessionStore>,
     engine: Box<dyn ContextEngine>,
     tools: ToolRegistry,
     approver: Arc<dyn Approver>,
@@ -179,7 +183,7 @@ struct Parts {
 pub struct Agent {
     pub(crate) config: AgentConfig,
     pub(crate) provider: Arc<dyn Provider>,
-    pub(crate) store: Arc<SqliteStore>,
+    pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) engine: Box<dyn ContextEngine>,
     pub(crate) tools: ToolRegistry,
     pub(crate) approver: Arc<dyn Approver>,

@@ -7,7 +7,6 @@ use crate::economics::{
     CallCost, CompactionEconomics, CompactionPolicy, Decision, PolicyInputs, Prices, decide,
 };
 use baton_core::usage::CanonicalUsage;
-use baton_store::SessionStore;
 
 /// Share of the threshold the compacted tail is budgeted at (the compressor's default
 /// `target_ratio`).

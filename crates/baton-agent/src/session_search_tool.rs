@@ -4,18 +4,18 @@
 
 use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use baton_core::summary::{BoxFuture, Summarizer};
-use baton_store::SqliteStore;
+use baton_store::SessionStore;
 use baton_store::session_search::{MAX_LIMIT, SessionSearchRequest, session_search};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 pub struct SessionSearchTool {
-    store: Arc<SqliteStore>,
+    store: Arc<dyn SessionStore>,
     summarizer: Arc<dyn Summarizer>,
 }
 
 impl SessionSearchTool {
-    pub fn new(store: Arc<SqliteStore>, summarizer: Arc<dyn Summarizer>) -> Self {
+    pub fn new(store: Arc<dyn SessionStore>, summarizer: Arc<dyn Summarizer>) -> Self {
         SessionSearchTool { store, summarizer }
     }
 }
@@ -75,7 +75,7 @@ impl Tool for SessionSearchTool {
                 current_session_id: Some(ctx.session_id.clone()),
                 ..SessionSearchRequest::default()
             };
-            let result = session_search(&self.store, self.summarizer.as_ref(), &request)
+            let result = session_search(self.store.as_ref(), self.summarizer.as_ref(), &request)
                 .await
                 .map_err(|e| ToolError::Failed(format!("session search failed: {e}")))?;
             serde_json::to_string(&result)

@@ -7,6 +7,7 @@
 //! call runs on the store's own small runtime and the caller waits for it ([`bridge`]), so a
 //! `PgStore` works from plain threads and from inside another async runtime alike.
 
+mod archive;
 mod bridge;
 mod bulk;
 mod error;

@@ -2,7 +2,7 @@
 //! columns) and reading rows back as messages, through the SQLite store's codec so both
 //! stores give back the same values.
 
-use crate::tsvector::{cjk_vector, words_vector};
+use crate::tsvector::SearchColumns;
 use baton_core::Message;
 use baton_store::codec::{JSON_CONTENT_SENTINEL, MessageRow, row_to_value, to_row};
 use baton_store::{Result, StoreError};
@@ -15,8 +15,10 @@ pub const MESSAGE_COLUMNS: &str = "id, role, content, tool_call_id, tool_calls, 
      finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, \
      codex_message_items, raw_json, token_count";
 
-/// Rows per INSERT statement (15 parameters each, under PostgreSQL's 65,535).
+/// Rows per INSERT statement ([`PARAMS_PER_ROW`] parameters each, under PostgreSQL's 65,535).
 const ROWS_PER_INSERT: usize = 500;
+/// Parameters of one message row in an INSERT (the session id is shared).
+const PARAMS_PER_ROW: usize = 17;
 
 /// Inserts `messages` into `session_id`, message `k` stamped `stamp(k)` (live appends bump a
 /// microsecond per message so a batch stays ordered by time as well as by id; copies keep the
@@ -30,7 +32,7 @@ pub async fn insert(
     call_names: &mut HashMap<String, String>,
 ) -> std::result::Result<(), tokio_postgres::Error> {
     for (chunk_index, chunk) in messages.chunks(ROWS_PER_INSERT).enumerate() {
-        let mut rows: Vec<(MessageRow, f64, String, String)> = Vec::with_capacity(chunk.len());
+        let mut rows: Vec<(MessageRow, f64, SearchColumns)> = Vec::with_capacity(chunk.len());
         for (k, m) in chunk.iter().enumerate() {
             for call in m.calls() {
                 call_names.insert(call.id.clone(), call.function.name.clone());
@@ -38,29 +40,25 @@ pub async fn insert(
             let row = for_postgres(to_row(m, call_names));
             let haystack = haystack(&row);
             let ts = stamp(chunk_index * ROWS_PER_INSERT + k);
-            let words = words_vector(&haystack);
-            let cjk = cjk_vector(&haystack);
-            rows.push((row, ts, words, cjk));
+            let search = SearchColumns::of(&haystack);
+            rows.push((row, ts, search));
         }
         let mut sql = String::from(
             "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, \
              tool_name, timestamp, finish_reason, reasoning, reasoning_content, \
              reasoning_details, codex_reasoning_items, codex_message_items, token_count, \
-             raw_json, words, cjk) VALUES ",
+             raw_json, words, cjk, search_len) VALUES ",
         );
-        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * 16 + 1);
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            Vec::with_capacity(rows.len() * PARAMS_PER_ROW + 1);
         params.push(&session_id);
-        for (i, (row, ts, words, cjk)) in rows.iter().enumerate() {
-            let base = 2 + i * 16;
+        for (i, (row, ts, search)) in rows.iter().enumerate() {
+            let base = 2 + i * PARAMS_PER_ROW;
             if i > 0 {
                 sql.push(',');
             }
-            let marks: Vec<String> = (0..16)
-                .map(|j| match j {
-                    14 => format!("${}::text::tsvector", base + j),
-                    15 => format!("${}::text::tsvector", base + j),
-                    _ => format!("${}", base + j),
-                })
+            let marks: Vec<String> = (0..PARAMS_PER_ROW)
+                .map(|j| format!("${}", base + j))
                 .collect();
             sql.push_str(&format!("($1, {})", marks.join(", ")));
             params.extend([
@@ -78,8 +76,9 @@ pub async fn insert(
                 &row.codex_message_items,
                 &row.token_count,
                 &row.raw_json,
-                words,
-                cjk,
+                &search.words,
+                &search.cjk,
+                &search.len,
             ]);
         }
         client.execute(sql.as_str(), &params).await?;
@@ -141,11 +140,24 @@ fn text_of_parts(json: &str) -> String {
 /// The text the search columns index: content, tool name and tool calls (the concatenation
 /// the SQLite store's full-text triggers index).
 pub fn haystack(row: &MessageRow) -> String {
+    haystack_of(
+        row.content.as_deref(),
+        row.tool_name.as_deref(),
+        row.tool_calls.as_deref(),
+    )
+}
+
+/// [`haystack`] from the stored columns.
+pub fn haystack_of(
+    content: Option<&str>,
+    tool_name: Option<&str>,
+    tool_calls: Option<&str>,
+) -> String {
     format!(
         "{} {} {}",
-        row.content.as_deref().unwrap_or(""),
-        row.tool_name.as_deref().unwrap_or(""),
-        row.tool_calls.as_deref().unwrap_or("")
+        content.unwrap_or(""),
+        tool_name.unwrap_or(""),
+        tool_calls.unwrap_or("")
     )
 }
 

@@ -3,12 +3,14 @@
 //! The tables mirror the SQLite store's (the reference schema's columns, `raw_json` keeping
 //! each message exactly as appended); search uses two `tsvector` columns with GIN indexes:
 //! `words` (the unicode61 tokens the SQLite FTS5 index holds) and `cjk` (the CJK bigram and
-//! unigram index, bigrams weighted `A`, single characters `B`).
+//! unigram index), built in Rust ([`crate::tsvector`]).
 
-use tokio_postgres::Client;
+use crate::messages::haystack_of;
+use crate::tsvector::{SearchColumns, TsVector};
+use tokio_postgres::{Client, Transaction};
 
 /// The newest schema this build knows.
-pub const PG_SCHEMA_VERSION: i32 = 1;
+pub const PG_SCHEMA_VERSION: i32 = 2;
 
 /// Key of the advisory lock migrations hold (any constant; "baton" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0062_6174_6f6e;
@@ -71,8 +73,59 @@ CREATE TABLE state_meta (
 );
 "#;
 
+/// Version 2: search vectors without positions, with adjacent-token pairs, and the token
+/// count ranking uses; existing rows are re-indexed by [`reindex_search_columns`].
+const V2: &str = "ALTER TABLE messages ADD COLUMN search_len INTEGER NOT NULL DEFAULT 1;";
+
+/// Messages re-indexed per statement by the version 2 migration.
+const REINDEX_BATCH: i64 = 1_000;
+
 /// Every step, in order: `(version it produces, description, SQL)`.
-const MIGRATIONS: &[(i32, &str, &str)] = &[(1, "sessions, messages, search columns", V1)];
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (1, "sessions, messages, search columns", V1),
+    (
+        2,
+        "search vectors with token pairs, no positions; search_len",
+        V2,
+    ),
+];
+
+/// Rebuilds every message's search columns from its stored text, in id order.
+async fn reindex_search_columns(tx: &Transaction<'_>) -> Result<(), tokio_postgres::Error> {
+    let mut last = 0i64;
+    loop {
+        let rows = tx
+            .query(
+                "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > $1 \
+                 ORDER BY id LIMIT $2",
+                &[&last, &REINDEX_BATCH],
+            )
+            .await?;
+        let Some(end) = rows.last() else {
+            return Ok(());
+        };
+        last = end.get(0);
+        let mut ids = Vec::with_capacity(rows.len());
+        let mut words: Vec<TsVector> = Vec::with_capacity(rows.len());
+        let mut cjk: Vec<TsVector> = Vec::with_capacity(rows.len());
+        let mut lens = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let text = haystack_of(r.get(1), r.get(2), r.get(3));
+            let columns = SearchColumns::of(&text);
+            ids.push(r.get::<_, i64>(0));
+            words.push(columns.words);
+            cjk.push(columns.cjk);
+            lens.push(columns.len);
+        }
+        tx.execute(
+            "UPDATE messages m SET words = u.w, cjk = u.c, search_len = u.l \
+             FROM unnest($1::int8[], $2::tsvector[], $3::tsvector[], $4::int4[]) \
+             AS u(id, w, c, l) WHERE m.id = u.id",
+            &[&ids, &words, &cjk, &lens],
+        )
+        .await?;
+    }
+}
 
 /// Brings the database to [`PG_SCHEMA_VERSION`]; refuses a newer one.
 pub async fn migrate(client: &mut Client) -> Result<(), String> {
@@ -98,9 +151,13 @@ pub async fn migrate(client: &mut Client) -> Result<(), String> {
         ));
     }
     for (version, description, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
-        tx.batch_execute(sql)
-            .await
-            .map_err(|e| format!("migration to version {version} ({description}): {e}"))?;
+        let failed = |e: tokio_postgres::Error| {
+            format!("migration to version {version} ({description}): {e}")
+        };
+        tx.batch_execute(sql).await.map_err(failed)?;
+        if *version == 2 {
+            reindex_search_columns(&tx).await.map_err(failed)?;
+        }
         tx.execute(
             "INSERT INTO baton_schema (version, description) VALUES ($1, $2)",
             &[version, description],

@@ -3,19 +3,25 @@
 //! and the same combination, ranking and snippets ([`baton_store::search_core`]). Only how a
 //! term's candidates are found differs:
 //!
-//! - a word or phrase without CJK: `words @@ 'a' <-> 'b'` (GIN), ranked by `ts_rank` with
-//!   length normalisation, plus the bigram column for identifiers glued to CJK text;
-//! - a CJK term: `cjk @@` its bigram phrase (weight `A`) or its single character (`B`), GIN;
+//! - a word or phrase without CJK: `words @@ 'a b' & 'b c'` (its adjacent pairs, GIN), scored
+//!   by the message's length ([`length_score`]), plus the bigram column for identifiers glued
+//!   to CJK text;
+//! - a CJK term: `cjk @@` the pairs of its bigrams, or its bigram or single character, GIN;
 //! - a quoted phrase mixing CJK and Latin words across spaces, which neither index holds as
 //!   one phrase: the candidates every part matches (each part through its index), verified
 //!   against the text. Never a table scan.
 //!
 //! Like the SQLite search, each positive term fetches at most the newest
-//! [`TERM_CANDIDATE_CAP`] matches, so a query's cost stays flat as history grows.
+//! [`TERM_CANDIDATE_CAP`] matches, so a query's cost stays flat as history grows. A phrase of
+//! three or more tokens is matched by its pairs, so the final hits are checked for the whole
+//! sequence ([`crate::tsvector`] explains why the vectors hold pairs, not positions).
 
 use crate::error::pg;
+use crate::messages::haystack_of;
 use crate::store::{PgStore, TxError};
-use crate::tsvector::{cjk_query, glued_word_query, words_query};
+use crate::tsvector::{
+    bigram_tokens, cjk_query, glued_word_query, holds_sequence, tokens, words_query,
+};
 use baton_store::cjk_index::match_plan;
 use baton_store::query::{self, Route, Term};
 use baton_store::search::{TERM_CANDIDATE_CAP, check_length};
@@ -32,6 +38,13 @@ const SUPPLEMENT_WEIGHT: f64 = 0.6;
 const FIRST_WINDOW: i64 = 20_000;
 /// Candidates verified for a mixed CJK/Latin phrase.
 const VERIFY_CAP: i64 = 500;
+
+/// A match's score from its message's token count: `ts_rank`'s length normalisation
+/// (`1 / (1 + ln len)`) with every matched term counted once. Term frequency would need each
+/// candidate's vector read back from TOAST, which cost more than the rest of a search.
+fn length_score(len: i32) -> f64 {
+    1.0 / (1.0 + f64::from(len.max(1)).ln())
+}
 
 type Params = Vec<Box<dyn ToSql + Sync + Send>>;
 
@@ -79,37 +92,18 @@ struct PgSearch<'a> {
 }
 
 impl PgSearch<'_> {
-    /// `(id, ts_rank)` of the newest messages whose `column` matches `tsquery`, at most `cap`
-    /// (`-1`: all, for negated terms), in two steps:
-    /// 1. ids only, through the GIN index, newest first, in windows of ids growing from the
-    ///    newest ([`FIRST_WINDOW`], ×8 each round): a common term is answered from the newest
-    ///    rows without visiting the heap pages of every match in history;
-    /// 2. `ts_rank` for those ids only (ranking reads each candidate's vector from TOAST).
+    /// `(id, score)` of the newest messages whose `column` matches `tsquery`, at most `cap`
+    /// (`-1`: all, for negated terms). Through the GIN index, newest first, in windows of ids
+    /// growing from the newest ([`FIRST_WINDOW`], ×8 each round): a common term is answered
+    /// from the newest rows without visiting the heap pages of every match in history. The
+    /// vectors hold no positions, so the index answers exactly and no stored vector is read
+    /// back; the score is [`length_score`] of the row's `search_len`.
     async fn indexed(
         &self,
         column: &str,
         tsquery: &str,
         cap: i64,
     ) -> Result<Vec<(i64, f64)>, tokio_postgres::Error> {
-        let ids = self.newest_ids(column, tsquery, cap).await?;
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let sql = format!(
-            "SELECT id, ts_rank({column}, $1::text::tsquery, 1)::float8 FROM messages \
-             WHERE id = ANY($2)"
-        );
-        let rows = self.client.query(sql.as_str(), &[&tsquery, &ids]).await?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-    }
-
-    /// Step 1 of [`Self::indexed`].
-    async fn newest_ids(
-        &self,
-        column: &str,
-        tsquery: &str,
-        cap: i64,
-    ) -> Result<Vec<i64>, tokio_postgres::Error> {
         let sessions = if self.q.sources.is_empty() {
             ""
         } else {
@@ -117,14 +111,13 @@ impl PgSearch<'_> {
         };
         let mut params: Params = vec![Box::new(tsquery.to_string())];
         let filter_sql = filters(self.q, 4, &mut params);
-        let sql = format!(
-            "SELECT m.id FROM messages m{sessions} WHERE m.{column} @@ $1::text::tsquery \
-             AND m.id > $2 AND m.id <= $3{filter_sql} ORDER BY m.id DESC LIMIT $4"
-        );
-        // `$4` is appended after the filters' parameters: renumber it.
         let limit_param = params.len() + 3;
-        let sql = sql.replace("LIMIT $4", &format!("LIMIT ${limit_param}"));
-        let mut ids = Vec::new();
+        let sql = format!(
+            "SELECT m.id, m.search_len FROM messages m{sessions} \
+             WHERE m.{column} @@ $1::text::tsquery AND m.id > $2 AND m.id <= $3{filter_sql} \
+             ORDER BY m.id DESC LIMIT ${limit_param}"
+        );
+        let mut hits = Vec::new();
         let mut hi = self.newest;
         let mut window = FIRST_WINDOW;
         loop {
@@ -132,15 +125,18 @@ impl PgSearch<'_> {
             let need = if cap < 0 {
                 i64::MAX
             } else {
-                cap - ids.len() as i64
+                cap - hits.len() as i64
             };
             let mut all: Vec<&(dyn ToSql + Sync)> = vec![&*params[0] as _, &lo, &hi];
             all.extend(params[1..].iter().map(|p| &**p as &(dyn ToSql + Sync)));
             all.push(&need);
             let rows = self.client.query(sql.as_str(), &all).await?;
-            ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
-            if lo <= 0 || (cap >= 0 && ids.len() as i64 >= cap) {
-                return Ok(ids);
+            hits.extend(
+                rows.iter()
+                    .map(|r| (r.get::<_, i64>(0), length_score(r.get::<_, i32>(1)))),
+            );
+            if lo <= 0 || (cap >= 0 && hits.len() as i64 >= cap) {
+                return Ok(hits);
             }
             hi = lo;
             window = window.saturating_mul(8);
@@ -270,14 +266,26 @@ impl PgSearch<'_> {
             }
             groups.push(GroupHits { must, must_not });
         }
-        let ranked = rank(&groups, self.q.offset, self.q.limit);
+        // Long phrases are matched by their pairs; over-fetch a little for the hits whose
+        // pairs turn out to be apart.
+        let long_phrases = groups
+            .iter()
+            .any(|g| g.must.iter().any(|(t, _)| needs_sequence_check(t)));
+        let slack = if long_phrases { SEQUENCE_SLACK } else { 0 };
+        let ranked = rank(&groups, self.q.offset, self.q.limit + slack);
         let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
         let mut rows = self.rows(&ids).await?;
         let mut out = Vec::with_capacity(ranked.len());
         for (id, score, gi) in ranked {
+            if out.len() == self.q.limit {
+                break;
+            }
             let Some(stored) = rows.remove(&id) else {
                 continue;
             };
+            if long_phrases && !holds_long_phrases(&stored.row, &groups[gi].must) {
+                continue;
+            }
             out.push(SearchHit {
                 message_id: id,
                 snippet: window_hit_snippet(id, &stored.row, &groups[gi].must),
@@ -290,6 +298,44 @@ impl PgSearch<'_> {
         }
         Ok(out)
     }
+}
+
+/// Hits ranked beyond the limit when a long phrase's hits are checked.
+const SEQUENCE_SLACK: usize = 10;
+
+/// The tokens a term's pair conjunction stands for, and whether the last is a prefix, when
+/// there are three or more (two tokens are one pair, matched exactly). `bigrams`: the tokens
+/// are the bigram column's, not words.
+fn long_sequence(term: &Term) -> Option<(Vec<String>, bool, bool)> {
+    let (want, prefix, bigrams) = match term.route() {
+        Route::Word => (tokens(&term.text), term.prefix, false),
+        Route::Substring | Route::Short => {
+            let plan = match_plan(term)?;
+            (tokens(&plan.phrase), plan.prefix, true)
+        }
+    };
+    (want.len() >= 3).then_some((want, prefix, bigrams))
+}
+
+fn needs_sequence_check(term: &Term) -> bool {
+    long_sequence(term).is_some()
+}
+
+/// Whether the message holds each long phrase of `must` in a row, not only its pairs. The
+/// whole stored text is checked, as the index holds all of it.
+fn holds_long_phrases(row: &Row, must: &[(Term, TermHits)]) -> bool {
+    let text = haystack_of(
+        Some(&row.content),
+        Some(&row.tool_name),
+        Some(&row.tool_calls),
+    );
+    must.iter().all(|(term, _)| {
+        let Some((want, prefix, bigrams)) = long_sequence(term) else {
+            return true;
+        };
+        let in_bigrams = holds_sequence(&bigram_tokens(&text), &want, prefix);
+        in_bigrams || (!bigrams && holds_sequence(&tokens(&text), &want, prefix))
+    })
 }
 
 struct Stored {

@@ -250,36 +250,13 @@ impl PgStore {
         })?;
         Ok(child_id)
     }
-
-    fn range(&self, session_id: &str, start: usize, end: usize) -> Result<Vec<Message>> {
-        if end <= start {
-            return Ok(Vec::new());
-        }
-        let id = session_id.to_string();
-        self.read(move |client| async move {
-            require_session(&**client, &id).await?;
-            let sql = format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY id \
-                 LIMIT $2 OFFSET $3"
-            );
-            let rows = client
-                .query(
-                    sql.as_str(),
-                    &[&id, &((end - start) as i64), &(start as i64)],
-                )
-                .await?;
-            rows.iter()
-                .map(|r| messages::decode(&id, r).map_err(TxError::Store))
-                .collect()
-        })
-    }
 }
 
 fn pool_err(name: &str, e: deadpool_postgres::PoolError) -> StoreError {
     pool(name, e)
 }
 
-async fn require_session(
+pub(crate) async fn require_session(
     client: &impl tokio_postgres::GenericClient,
     id: &str,
 ) -> std::result::Result<(), TxError> {
@@ -539,6 +516,18 @@ impl SessionStore for PgStore {
         self.range(session_id, start, end)
     }
 
+    fn message_count(&self, session_id: &str) -> Result<usize> {
+        self.count(session_id)
+    }
+
+    fn message_position(&self, message_id: i64) -> Result<(String, usize)> {
+        self.position(message_id)
+    }
+
+    fn child_sessions(&self, parent_id: &str) -> Result<Vec<String>> {
+        self.children(parent_id)
+    }
+
     fn search(&self, query: &baton_store::SearchQuery) -> Result<Vec<baton_store::SearchHit>> {
         self.search_messages(query).map_err(StoreError::Search)
     }
@@ -677,6 +666,28 @@ impl SessionStore for PgStore {
             Box::pin(
                 async move { append_in_tx(tx, &id, &messages, baton_store::session::now()).await },
             )
+        })
+    }
+
+    fn append_answer(
+        &self,
+        session_id: &str,
+        messages: &[Message],
+        usage: &CanonicalUsage,
+        cost_usd: Option<f64>,
+    ) -> Result<()> {
+        let id = session_id.to_string();
+        let messages = std::sync::Arc::new(messages.to_vec());
+        let usage = *usage;
+        self.write(move |tx| {
+            let (id, messages) = (id.clone(), messages.clone());
+            Box::pin(async move {
+                append_in_tx(tx, &id, &messages, baton_store::session::now()).await?;
+                if add_usage_in_tx(tx, &id, &usage, cost_usd, 1).await? == 0 {
+                    return Err(StoreError::NotFound { id }.into());
+                }
+                Ok(())
+            })
         })
     }
 

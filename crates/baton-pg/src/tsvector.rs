@@ -1,34 +1,39 @@
-//! The search columns as PostgreSQL text literals, built in Rust so they hold exactly the
-//! tokens the SQLite store's indexes hold: no PostgreSQL text-search parser or dictionary is
-//! involved (its `simple` parser splits `user_id` and CJK runs differently from FTS5's
-//! unicode61).
+//! The search columns, built in Rust so they hold exactly the tokens the SQLite store's
+//! indexes hold: no PostgreSQL text-search parser or dictionary is involved (its `simple`
+//! parser splits `user_id` and CJK runs differently from FTS5's unicode61).
 //!
-//! - `words`: unicode61 tokens of the message text (letters and digits; lowercased, Latin
-//!   diacritics removed), with positions, so a phrase is `a <-> b`;
-//! - `cjk`: the CJK index's bigram column tokens (weight `A`) then its single characters
-//!   (weight `B`), as [`baton_store::cjk_index`] builds them.
+//! - `words`: the unicode61 tokens of the message text (letters and digits; lowercased, Latin
+//!   diacritics removed), and every pair of adjacent tokens as one lexeme (`'cargo test'`);
+//! - `cjk`: the CJK index's bigram-column tokens and their adjacent pairs, and its single
+//!   characters, as [`baton_store::cjk_index`] builds them;
+//! - `search_len`: how many tokens the text has, for ranking.
 //!
-//! PostgreSQL caps positions at 16,383 and a `tsvector` at 1 MB; tokens past
-//! [`MAX_POSITIONS`] are not indexed (the SQLite search also examines only the first 64 KiB
-//! of a message for snippets), and each token keeps at most 255 positions.
+//! The vectors hold **no positions**. A phrase is found as the conjunction of its adjacent
+//! pairs (`'cargo test' & 'test failed'`), which the GIN index answers exactly, so PostgreSQL
+//! never rechecks a match against the stored vector. With positions, every phrase match and
+//! every ranked candidate read its whole vector back from TOAST; on a million messages that
+//! was most of a search's 80–250 ms. Ranking is by length instead of term frequency (see
+//! [`crate::search`]). A phrase of three or more tokens can in principle match text holding
+//! its pairs apart ("a b … b c" for "a b c"); the search checks its final hits for that.
+//!
+//! PostgreSQL refuses lexemes over 2,047 bytes and vectors whose lexemes pass 1 MB: longer
+//! tokens are not indexed, and lexemes past [`MAX_VECTOR_BYTES`] are left out.
 
 use baton_store::cjk_index::{MatchPlan, index_columns};
 use baton_store::query::Term;
-use std::collections::BTreeMap;
+use bytes::{BufMut, BytesMut};
+use std::collections::BTreeSet;
+use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use unicode_normalization::UnicodeNormalization;
 
-/// Positions PostgreSQL can store.
-pub const MAX_POSITIONS: usize = 16_383;
-/// Positions kept per token (PostgreSQL's own limit is 256).
-const MAX_POSITIONS_PER_TOKEN: usize = 255;
 /// Longest lexeme PostgreSQL accepts, in bytes; longer tokens (base64 blobs, minified code,
 /// a CJK paragraph without spaces, which unicode61 keeps as one token) are not indexed as
 /// words: no query term that long is answered by the word index anyway (CJK terms go to the
 /// bigram column, which has no long tokens).
 pub const MAX_LEXEME_BYTES: usize = 2_046;
-/// Budget for one `tsvector` (PostgreSQL refuses more than 1 MB): lexemes beyond it are not
-/// indexed.
-const MAX_VECTOR_BYTES: usize = 900 * 1024;
+/// Budget for one vector's lexemes (PostgreSQL refuses more than 1 MB): lexemes beyond it
+/// are not indexed.
+pub const MAX_VECTOR_BYTES: usize = 900 * 1024;
 
 /// The unicode61 tokens of `text`: runs of letters and digits, folded.
 pub fn tokens(text: &str) -> Vec<String> {
@@ -61,64 +66,124 @@ fn fold(token: &str) -> String {
         .collect()
 }
 
-/// A `tsvector` literal of `tokens` at positions 1, 2, …, each labelled `weight` (`None`: D).
-/// Positions are kept as numbers and written once at the end (this runs for every stored
-/// message).
-fn vector_literal(groups: &[(&[String], Option<char>)]) -> String {
-    use std::fmt::Write as _;
-    let mut lexemes: BTreeMap<&str, Vec<(u16, Option<char>)>> = BTreeMap::new();
-    let mut position = 0usize;
-    let mut bytes = 0usize;
-    for (tokens, weight) in groups {
-        for token in *tokens {
-            position += 1;
-            if position > MAX_POSITIONS {
-                break;
-            }
-            if token.len() > MAX_LEXEME_BYTES {
-                continue;
-            }
-            if !lexemes.contains_key(token.as_str()) {
-                bytes += token.len() + 16;
-                if bytes > MAX_VECTOR_BYTES {
-                    continue;
-                }
-            }
-            let entry = lexemes.entry(token.as_str()).or_default();
-            if entry.len() < MAX_POSITIONS_PER_TOKEN {
-                // At most MAX_POSITIONS (16,383): fits a u16.
-                entry.push((position as u16, *weight));
-            }
-        }
-    }
-    let mut out = String::with_capacity(bytes + lexemes.len() * 8);
-    for (lexeme, positions) in lexemes {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        quote_into(&mut out, lexeme);
-        out.push(':');
-        for (k, (p, w)) in positions.iter().enumerate() {
-            if k > 0 {
-                out.push(',');
-            }
-            let _ = write!(out, "{p}");
-            if let Some(w) = w {
-                out.push(*w);
-            }
-        }
-    }
+/// The lexeme for two adjacent tokens. A space never occurs inside a token, so a pair cannot
+/// collide with a single token.
+fn pair(a: &str, b: &str) -> String {
+    let mut out = String::with_capacity(a.len() + b.len() + 1);
+    out.push_str(a);
+    out.push(' ');
+    out.push_str(b);
     out
+}
+
+/// A `tsvector` without positions: its lexemes, unique and in PostgreSQL's order (bytewise,
+/// which is `String`'s order). Sent to the server in the binary format, so nothing is
+/// quoted, escaped or parsed as text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TsVector {
+    lexemes: BTreeSet<String>,
+    bytes: usize,
+}
+
+impl TsVector {
+    /// Adds a lexeme unless PostgreSQL would refuse it or the vector is full.
+    fn add(&mut self, lexeme: String) {
+        if lexeme.is_empty() || lexeme.len() > MAX_LEXEME_BYTES {
+            return;
+        }
+        if self.bytes + lexeme.len() > MAX_VECTOR_BYTES || self.lexemes.contains(&lexeme) {
+            return;
+        }
+        self.bytes += lexeme.len();
+        self.lexemes.insert(lexeme);
+    }
+
+    /// Adds `tokens` and every pair of adjacent ones.
+    fn add_with_pairs(&mut self, tokens: &[String]) {
+        for w in tokens.windows(2) {
+            self.add(pair(&w[0], &w[1]));
+        }
+        for t in tokens {
+            self.add(t.clone());
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lexemes.is_empty()
+    }
+
+    pub fn lexemes(&self) -> impl Iterator<Item = &str> {
+        self.lexemes.iter().map(String::as_str)
+    }
+
+    /// The vector as `tsvector` text input (tests and diagnostics).
+    pub fn literal(&self) -> String {
+        let quoted: Vec<String> = self.lexemes.iter().map(|l| quote(l)).collect();
+        quoted.join(" ")
+    }
+}
+
+impl ToSql for TsVector {
+    /// PostgreSQL's `tsvector` binary input (`tsvectorrecv`): the lexeme count, then each
+    /// lexeme NUL-terminated with its number of positions (zero).
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.put_i32(i32::try_from(self.lexemes.len())?);
+        for lexeme in &self.lexemes {
+            out.put_slice(lexeme.as_bytes());
+            out.put_u8(0);
+            out.put_u16(0);
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::TS_VECTOR
+    }
+
+    to_sql_checked!();
+}
+
+/// What a message contributes to the search columns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchColumns {
+    pub words: TsVector,
+    pub cjk: TsVector,
+    /// Tokens in the text (unicode61 tokens plus CJK characters), at least 1.
+    pub len: i32,
+}
+
+impl SearchColumns {
+    /// The columns of a message whose searchable text is `haystack`.
+    pub fn of(haystack: &str) -> Self {
+        let words = tokens(haystack);
+        let mut out = SearchColumns {
+            len: i32::try_from(words.len()).unwrap_or(i32::MAX),
+            ..SearchColumns::default()
+        };
+        out.words.add_with_pairs(&words);
+        let (uni, bi) = index_columns(haystack);
+        if !uni.is_empty() {
+            out.cjk.add_with_pairs(&tokens(&bi));
+            let chars = tokens(&uni);
+            out.len = out
+                .len
+                .saturating_add(i32::try_from(chars.len()).unwrap_or(i32::MAX));
+            for c in chars {
+                out.cjk.add(c);
+            }
+        }
+        out.len = out.len.max(1);
+        out
+    }
 }
 
 /// A lexeme quoted for `tsvector` / `tsquery` input.
 fn quote(lexeme: &str) -> String {
     let mut out = String::with_capacity(lexeme.len() + 2);
-    quote_into(&mut out, lexeme);
-    out
-}
-
-fn quote_into(out: &mut String, lexeme: &str) {
     out.push('\'');
     for c in lexeme.chars() {
         match c {
@@ -128,63 +193,66 @@ fn quote_into(out: &mut String, lexeme: &str) {
         }
     }
     out.push('\'');
+    out
 }
 
-/// The `words` column of a message whose searchable text is `haystack`.
-pub fn words_vector(haystack: &str) -> String {
-    let tokens = tokens(haystack);
-    vector_literal(&[(&tokens, None)])
-}
-
-/// The `cjk` column: empty for text without CJK.
-pub fn cjk_vector(haystack: &str) -> String {
-    let (uni, bi) = index_columns(haystack);
-    if uni.is_empty() {
-        return String::new();
-    }
-    let bi = tokens(&bi);
-    let uni = tokens(&uni);
-    vector_literal(&[(&bi, Some('A')), (&uni, Some('B'))])
-}
-
-/// A phrase query over `tokens` (`a <-> b`), the last a prefix when asked. `None` when there
-/// is nothing to match.
-fn phrase_query(tokens: &[String], prefix: bool) -> Option<String> {
-    if tokens.is_empty() {
-        return None;
-    }
-    let last = tokens.len() - 1;
-    let parts: Vec<String> = tokens
+/// The query for a sequence of tokens: the token itself, or the conjunction of its adjacent
+/// pairs; the last a prefix when asked. `None` when there is nothing to match.
+fn sequence_query(tokens: &[String], prefix: bool) -> Option<String> {
+    let lexemes: Vec<String> = match tokens {
+        [] => return None,
+        [one] => vec![one.clone()],
+        _ => tokens.windows(2).map(|w| pair(&w[0], &w[1])).collect(),
+    };
+    let last = lexemes.len() - 1;
+    let parts: Vec<String> = lexemes
         .iter()
         .enumerate()
-        .map(|(i, t)| {
+        .map(|(i, l)| {
             if i == last && prefix {
-                format!("{}:*", quote(t))
+                format!("{}:*", quote(l))
             } else {
-                quote(t)
+                quote(l)
             }
         })
         .collect();
-    Some(parts.join(" <-> "))
+    Some(parts.join(" & "))
 }
 
 /// The `words` query for a term without CJK (a word or a quoted phrase, maybe a prefix).
 pub fn words_query(term: &Term) -> Option<String> {
-    phrase_query(&tokens(&term.text), term.prefix)
+    sequence_query(&tokens(&term.text), term.prefix)
 }
 
-/// The `cjk` query for a term the CJK index answers. The query leaves the weights out: a
-/// weight restriction makes PostgreSQL recheck every GIN match against the stored vector
-/// (read from TOAST), and it changes nothing here — bigrams and glued words only occur in
-/// the bigram part (`A`), and a single character in the bigram part (a one-character run)
-/// is also in the character part (`B`).
+/// The `cjk` query for a term the CJK index answers.
 pub fn cjk_query(plan: &MatchPlan) -> Option<String> {
-    phrase_query(&tokens(&plan.phrase), plan.prefix)
+    sequence_query(&tokens(&plan.phrase), plan.prefix)
 }
 
 /// The `cjk` query for a word glued to CJK text (`配置config_path文件` finds `config_path`).
 pub fn glued_word_query(term: &Term) -> Option<String> {
-    phrase_query(&tokens(&term.text), term.prefix)
+    sequence_query(&tokens(&term.text), term.prefix)
+}
+
+/// Whether `have` holds the tokens `want` in a row (the last as a prefix when `prefix`): the
+/// exact phrase test that the pair conjunction approximates for three or more tokens.
+pub fn holds_sequence(have: &[String], want: &[String], prefix: bool) -> bool {
+    let Some(last) = want.len().checked_sub(1) else {
+        return true;
+    };
+    have.windows(want.len()).any(|w| {
+        w[..last] == want[..last]
+            && if prefix {
+                w[last].starts_with(&want[last])
+            } else {
+                w[last] == want[last]
+            }
+    })
+}
+
+/// The bigram-column tokens of `text` (what `cjk` pairs are built from).
+pub fn bigram_tokens(text: &str) -> Vec<String> {
+    tokens(&index_columns(text).1)
 }
 
 #[cfg(test)]
@@ -211,53 +279,103 @@ mod tests {
     }
 
     #[test]
-    fn vectors_quote_lexemes_and_keep_positions() {
+    fn vectors_hold_tokens_and_adjacent_pairs_without_positions() {
+        let c = SearchColumns::of("it's a test, a test");
         assert_eq!(
-            words_vector("it's a test, a test"),
-            "'a':3,5 'it':1 's':2 'test':4,6"
+            c.words.literal(),
+            "'a' 'a test' 'it' 'it s' 's' 's a' 'test' 'test a'"
         );
-        assert_eq!(words_vector(r"back\slash"), r"'back':1 'slash':2");
-        assert_eq!(words_vector("o'brien"), "'brien':2 'o':1");
-        assert_eq!(cjk_vector("no cjk here"), "");
-        let cjk = cjk_vector("用户配置");
+        assert_eq!(c.len, 6);
+        assert_eq!(
+            SearchColumns::of(r"back\slash").words.literal(),
+            r"'back' 'back slash' 'slash'"
+        );
+        assert_eq!(
+            SearchColumns::of("o'brien").words.literal(),
+            "'brien' 'o' 'o brien'"
+        );
+        assert!(SearchColumns::of("no cjk here").cjk.is_empty());
+        let cjk = SearchColumns::of("用户配置");
+        let lexemes: Vec<&str> = cjk.cjk.lexemes().collect();
         for piece in [
-            "'用户':1A",
-            "'户配':2A",
-            "'配置':3A",
-            "'用':4B",
-            "'户':5B",
-            "'置':7B",
+            "用户",
+            "户配",
+            "配置",
+            "用户 户配",
+            "户配 配置",
+            "用",
+            "户",
+            "配",
+            "置",
         ] {
-            assert!(cjk.contains(piece), "{piece} in {cjk}");
+            assert!(lexemes.contains(&piece), "{piece} in {lexemes:?}");
         }
+        // One unicode61 token (the CJK run) and four characters.
+        assert_eq!(cjk.len, 5);
     }
 
     #[test]
     fn lexemes_postgresql_refuses_are_left_out_and_vectors_stay_under_a_megabyte() {
         let long = "a".repeat(MAX_LEXEME_BYTES + 1);
-        assert_eq!(words_vector(&format!("ok {long} fine")), "'fine':3 'ok':1");
+        assert_eq!(
+            SearchColumns::of(&format!("ok {long} fine"))
+                .words
+                .literal(),
+            "'fine' 'ok'"
+        );
         let many: String = (0..200_000).map(|i| format!("w{i} ")).collect();
-        let v = words_vector(&many);
-        assert!(v.len() < 1024 * 1024, "{}", v.len());
+        let v = SearchColumns::of(&many).words;
+        let bytes: usize = v.lexemes().map(str::len).sum();
+        assert!(bytes <= MAX_VECTOR_BYTES, "{bytes}");
     }
 
     #[test]
-    fn queries_are_phrases_with_prefix_and_weight_labels() {
+    fn binary_form_is_count_then_nul_terminated_lexemes_without_positions() {
+        let v = SearchColumns::of("b a").words;
+        let mut out = BytesMut::new();
+        v.to_sql(&Type::TS_VECTOR, &mut out).unwrap();
+        assert_eq!(&out[..], b"\0\0\0\x03a\0\0\0b\0\0\0b a\0\0\0".as_slice());
+    }
+
+    #[test]
+    fn queries_are_pair_conjunctions_with_prefix() {
         assert_eq!(
             words_query(&term("user_id", false)).as_deref(),
-            Some("'user' <-> 'id'")
+            Some("'user id'")
         );
         assert_eq!(
             words_query(&term("depl", true)).as_deref(),
             Some("'depl':*")
         );
+        assert_eq!(
+            words_query(&term("cargo test fail", true)).as_deref(),
+            Some("'cargo test' & 'test fail':*")
+        );
         let plan = baton_store::cjk_index::match_plan(&term("確認しました", false)).unwrap();
         assert_eq!(
             cjk_query(&plan).as_deref(),
-            Some("'確認' <-> '認し' <-> 'しま' <-> 'まし' <-> 'した'")
+            Some("'確認 認し' & '認し しま' & 'しま まし' & 'まし した'")
         );
         let one = baton_store::cjk_index::match_plan(&term("用", false)).unwrap();
         assert_eq!(cjk_query(&one).as_deref(), Some("'用'"));
         assert_eq!(words_query(&term("!!!", false)), None);
+    }
+
+    #[test]
+    fn sequences_are_checked_in_order() {
+        let have = tokens("a b x b c");
+        assert!(!holds_sequence(&have, &tokens("a b c"), false));
+        assert!(holds_sequence(&have, &tokens("x b c"), false));
+        assert!(holds_sequence(&have, &tokens("x b"), true));
+        assert!(holds_sequence(
+            &tokens("cargo testing"),
+            &tokens("cargo test"),
+            true
+        ));
+        assert!(!holds_sequence(
+            &tokens("cargo testing"),
+            &tokens("cargo test"),
+            false
+        ));
     }
 }

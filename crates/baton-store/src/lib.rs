@@ -87,6 +87,17 @@ pub trait SessionStore: Send + Sync {
         cost_usd: Option<f64>,
     ) -> Result<()>;
 
+    /// Appends a model's answer together with the usage of the call that produced it, in one
+    /// transaction: a crash never stores an answer without its cost or a cost without its
+    /// answer, and a turn pays one commit.
+    fn append_answer(
+        &self,
+        session_id: &str,
+        messages: &[Message],
+        usage: &CanonicalUsage,
+        cost_usd: Option<f64>,
+    ) -> Result<()>;
+
     /// Cleans and sets the title; an empty title clears it. Returns the stored title.
     fn set_title(&self, session_id: &str, title: &str) -> Result<Option<String>>;
 
@@ -130,6 +141,18 @@ pub trait SessionStore: Send + Sync {
 
     /// Messages `start..end` of a session by position (append order from 0; `end` clamped).
     fn messages_range(&self, session_id: &str, start: usize, end: usize) -> Result<Vec<Message>>;
+
+    /// How many messages a session has ([`StoreError::NotFound`] when there is no such
+    /// session).
+    fn message_count(&self, session_id: &str) -> Result<usize>;
+
+    /// The session and position (from 0, in append order) of the stored message `message_id`,
+    /// a search hit's id.
+    fn message_position(&self, message_id: i64) -> Result<(String, usize)>;
+
+    /// The ids of the sessions whose parent is `parent_id` (continuations, branches,
+    /// subagents), oldest first.
+    fn child_sessions(&self, parent_id: &str) -> Result<Vec<String>>;
 
     /// Every session id, oldest first (so a parent comes before its children).
     fn session_ids(&self) -> Result<Vec<String>>;

@@ -306,22 +306,6 @@ impl SqliteStore {
         Ok(out)
     }
 
-    /// Appends a model's answer together with the usage of the call that produced it, in one
-    /// transaction: an agent turn then pays one commit (one fsync) per answer instead of two,
-    /// and a crash never stores an answer without its cost or a cost without its answer.
-    pub fn append_answer(
-        &self,
-        session_id: &str,
-        messages: &[Message],
-        usage: &CanonicalUsage,
-        cost_usd: Option<f64>,
-    ) -> Result<()> {
-        self.write(|tx| {
-            self.append_in_tx(tx, session_id, messages, session::now())?;
-            add_usage_in_tx(tx, session_id, usage, cost_usd, 1)
-        })
-    }
-
     /// Tool-call ids of the session's recent assistant messages, mapped to function names.
     ///
     /// Ordered by `timestamp, id` so `idx_messages_session (session_id, timestamp)` (which
@@ -629,6 +613,39 @@ impl SessionStore for SqliteStore {
 
     fn messages_range(&self, session_id: &str, start: usize, end: usize) -> Result<Vec<Message>> {
         SqliteStore::messages_range(self, session_id, start, end)
+    }
+
+    fn append_answer(
+        &self,
+        session_id: &str,
+        messages: &[Message],
+        usage: &CanonicalUsage,
+        cost_usd: Option<f64>,
+    ) -> Result<()> {
+        self.write(|tx| {
+            self.append_in_tx(tx, session_id, messages, session::now())?;
+            add_usage_in_tx(tx, session_id, usage, cost_usd, 1)
+        })
+    }
+
+    fn message_count(&self, session_id: &str) -> Result<usize> {
+        SqliteStore::message_count(self, session_id)
+    }
+
+    fn message_position(&self, message_id: i64) -> Result<(String, usize)> {
+        SqliteStore::message_position(self, message_id)
+    }
+
+    fn child_sessions(&self, parent_id: &str) -> Result<Vec<String>> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id FROM sessions WHERE parent_session_id = ?1 ORDER BY started_at, id",
+            )?;
+            let ids = stmt
+                .query_map([parent_id], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(ids)
+        })
     }
 
     fn search(&self, query: &crate::search::SearchQuery) -> Result<Vec<crate::search::SearchHit>> {

@@ -8,7 +8,7 @@ use crate::recall::span::SpanRef;
 use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use baton_core::summary::BoxFuture;
 use baton_core::tokens::rough_text_tokens;
-use baton_store::SqliteStore;
+use baton_store::SessionStore;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -16,11 +16,11 @@ pub const DEFAULT_MAX_TOKENS: usize = 4_000;
 pub const MAX_TOKENS: usize = 20_000;
 
 pub struct HistoryExpand {
-    store: Arc<SqliteStore>,
+    store: Arc<dyn SessionStore>,
 }
 
 impl HistoryExpand {
-    pub fn new(store: Arc<SqliteStore>) -> Self {
+    pub fn new(store: Arc<dyn SessionStore>) -> Self {
         HistoryExpand { store }
     }
 }
@@ -72,7 +72,7 @@ impl Tool for HistoryExpand {
                 .and_then(Value::as_u64)
                 .map_or(DEFAULT_MAX_TOKENS, |n| (n as usize).clamp(100, MAX_TOKENS));
             let store = self.store.clone();
-            tokio::task::spawn_blocking(move || expand(&store, &span, cap))
+            tokio::task::spawn_blocking(move || expand(store.as_ref(), &span, cap))
                 .await
                 .map_err(|e| ToolError::Failed(format!("history expand failed: {e}")))?
         })
@@ -82,7 +82,7 @@ impl Tool for HistoryExpand {
 /// Reads at most this many messages at a time, so a huge span costs what is shown.
 const BATCH: usize = 64;
 
-fn expand(store: &SqliteStore, span: &SpanRef, cap: usize) -> Result<String, ToolError> {
+fn expand(store: &dyn SessionStore, span: &SpanRef, cap: usize) -> Result<String, ToolError> {
     let failed = |e: baton_store::StoreError| ToolError::Failed(format!("cannot read {span}: {e}"));
     let count = store.message_count(&span.session).map_err(failed)?;
     if span.first >= count {

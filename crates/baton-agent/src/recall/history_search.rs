@@ -5,7 +5,7 @@
 use crate::recall::span::SpanRef;
 use crate::tool::{Tool, ToolContext, ToolError, args, function_schema};
 use baton_core::summary::BoxFuture;
-use baton_store::{SearchQuery, SqliteStore, StoreError};
+use baton_store::{SearchQuery, SessionStore};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -13,11 +13,11 @@ pub const DEFAULT_LIMIT: usize = 8;
 pub const MAX_LIMIT: usize = 25;
 
 pub struct HistorySearch {
-    store: Arc<SqliteStore>,
+    store: Arc<dyn SessionStore>,
 }
 
 impl HistorySearch {
-    pub fn new(store: Arc<SqliteStore>) -> Self {
+    pub fn new(store: Arc<dyn SessionStore>) -> Self {
         HistorySearch { store }
     }
 }
@@ -70,7 +70,7 @@ impl Tool for HistorySearch {
             }
             let store = self.store.clone();
             let query = query.to_string();
-            tokio::task::spawn_blocking(move || search(&store, &query, archived, limit))
+            tokio::task::spawn_blocking(move || search(store.as_ref(), &query, archived, limit))
                 .await
                 .map_err(|e| ToolError::Failed(format!("history search failed: {e}")))?
         })
@@ -78,26 +78,17 @@ impl Tool for HistorySearch {
 }
 
 fn search(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     query: &str,
     sessions: Vec<String>,
     limit: usize,
 ) -> Result<String, ToolError> {
     let hits = store
-        .read(|c| {
-            baton_store::search(
-                c,
-                &SearchQuery {
-                    text: query.to_string(),
-                    session_ids: sessions,
-                    limit,
-                    ..SearchQuery::default()
-                },
-            )
-            .map_err(|e| StoreError::Corrupt {
-                path: store.path().to_path_buf(),
-                detail: e.to_string(),
-            })
+        .search(&SearchQuery {
+            text: query.to_string(),
+            session_ids: sessions,
+            limit,
+            ..SearchQuery::default()
         })
         .map_err(|e| ToolError::Failed(format!("history search failed: {e}")))?;
     if hits.is_empty() {

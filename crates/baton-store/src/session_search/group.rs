@@ -6,12 +6,10 @@
 //! best hit ranks.
 
 use super::HIDDEN_SOURCES;
+use crate::SessionStore;
 use crate::error::Result;
-use crate::lineage::{compression_chain, compression_root};
 use crate::search::SearchHit;
 use crate::session::Session;
-use crate::sqlite::load_session;
-use rusqlite::Connection;
 use std::collections::{HashMap, HashSet};
 
 /// One conversation that matched.
@@ -32,7 +30,7 @@ pub struct SessionGroup {
 /// Groups `hits` (best first) by compression chain, skipping hidden sources and anything in
 /// `excluded`, and keeps the first `limit` chains in the order of their best hit.
 pub fn group_hits(
-    conn: &Connection,
+    store: &dyn SessionStore,
     hits: &[SearchHit],
     excluded: &HashSet<String>,
     limit: usize,
@@ -47,7 +45,11 @@ pub fn group_hits(
         let root = match roots.get(hit.session_id.as_str()) {
             Some(root) => root.clone(),
             None => {
-                let root = compression_root(conn, &hit.session_id)?;
+                let chain = store.compression_chain(&hit.session_id)?;
+                let root = chain
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| hit.session_id.clone());
                 roots.insert(&hit.session_id, root.clone());
                 root
             }
@@ -67,7 +69,7 @@ pub fn group_hits(
     let mut groups = Vec::with_capacity(order.len());
     for root_id in order {
         let match_count = counts.get(&root_id).copied().unwrap_or(0);
-        if let Some(group) = load_group(conn, &root_id, match_count)? {
+        if let Some(group) = load_group(store, &root_id, match_count)? {
             groups.push(group);
         }
     }
@@ -76,14 +78,14 @@ pub fn group_hits(
 
 /// The chain starting at `root_id`; `None` if it vanished since the search.
 pub fn load_group(
-    conn: &Connection,
+    store: &dyn SessionStore,
     root_id: &str,
     match_count: usize,
 ) -> Result<Option<SessionGroup>> {
-    let chain = compression_chain(conn, root_id)?;
+    let chain = store.compression_chain(root_id)?;
     let mut sessions = Vec::with_capacity(chain.len());
     for id in &chain {
-        if let Some(session) = load_session(conn, id)? {
+        if let Some(session) = store.get_session(id)? {
             sessions.push(session);
         }
     }

@@ -7,40 +7,36 @@
 //! and the subagents it spawned). Unrelated siblings, such as another branch of a shared parent,
 //! stay searchable.
 
+use crate::SessionStore;
 use crate::error::Result;
-use crate::lineage::{MAX_CHAIN_HOPS, compression_chain};
-use rusqlite::{Connection, OptionalExtension};
+use crate::lineage::MAX_CHAIN_HOPS;
 use std::collections::{HashSet, VecDeque};
 
 /// Descendants visited at most; guards against pathological trees in damaged data.
 const MAX_DESCENDANTS: usize = 1_000;
 
 /// The ids linked to `current` (itself included); empty when there is no current session.
-pub fn current_lineage(conn: &Connection, current: Option<&str>) -> Result<HashSet<String>> {
+pub fn current_lineage(store: &dyn SessionStore, current: Option<&str>) -> Result<HashSet<String>> {
     let Some(current) = current else {
         return Ok(HashSet::new());
     };
     let mut lineage = HashSet::from([current.to_string()]);
-    lineage.extend(ancestors(conn, current)?);
-    let chain = compression_chain(conn, current)?;
+    lineage.extend(ancestors(store, current)?);
+    let chain = store.compression_chain(current)?;
     lineage.extend(chain.iter().cloned());
-    lineage.extend(descendants(conn, &chain)?);
+    lineage.extend(descendants(store, &chain)?);
     Ok(lineage)
 }
 
-fn parent_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached("SELECT parent_session_id FROM sessions WHERE id = ?1")?
-        .query_row([id], |r| r.get::<_, Option<String>>(0))
-        .optional()
-        .map(Option::flatten)
-}
-
-fn ancestors(conn: &Connection, id: &str) -> Result<Vec<String>> {
+fn ancestors(store: &dyn SessionStore, id: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let mut seen = HashSet::from([id.to_string()]);
     let mut current = id.to_string();
     for _ in 0..MAX_CHAIN_HOPS {
-        match parent_of(conn, &current)? {
+        let parent = store
+            .get_session(&current)?
+            .and_then(|s| s.parent_session_id);
+        match parent {
             Some(parent) if seen.insert(parent.clone()) => {
                 out.push(parent.clone());
                 current = parent;
@@ -51,16 +47,12 @@ fn ancestors(conn: &Connection, id: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn descendants(conn: &Connection, roots: &[String]) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached("SELECT id FROM sessions WHERE parent_session_id = ?1")?;
+fn descendants(store: &dyn SessionStore, roots: &[String]) -> Result<Vec<String>> {
     let mut seen: HashSet<String> = roots.iter().cloned().collect();
     let mut queue: VecDeque<String> = roots.iter().cloned().collect();
     let mut out = Vec::new();
     while let Some(id) = queue.pop_front() {
-        let children = stmt
-            .query_map([&id], |r| r.get::<_, String>(0))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        for child in children {
+        for child in store.child_sessions(&id)? {
             if out.len() >= MAX_DESCENDANTS {
                 return Ok(out);
             }

@@ -20,9 +20,8 @@ pub mod window;
 
 use crate::SessionStore;
 use crate::error::Result;
-use crate::search::{SearchQuery, search};
+use crate::search::SearchQuery;
 use crate::session::format_utc_compact;
-use crate::sqlite::SqliteStore;
 use baton_core::Message;
 use baton_core::summary::Summarizer;
 use baton_core::truncate::truncate_head_tail;
@@ -214,13 +213,13 @@ impl Serialize for SummaryStatus {
 /// query. Store reads are short and synchronous; only the summarizer calls are awaited, under
 /// `request.time_budget` (tokio's clock, so a runtime with time enabled must drive this).
 pub async fn session_search(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     summarizer: &dyn Summarizer,
     request: &SessionSearchRequest,
 ) -> Result<SessionSearchResult> {
     let limit = request.effective_limit();
     let current = request.current_session_id.as_deref();
-    let excluded = store.read(|c| lineage::current_lineage(c, current))?;
+    let excluded = lineage::current_lineage(store, current)?;
     let query = request.query.trim();
     if query.is_empty() {
         return recent::list(store, &excluded, limit);
@@ -231,8 +230,8 @@ pub async fn session_search(
     search_query.exclude_session_ids = excluded.iter().cloned().collect();
     search_query.exclude_session_ids.sort();
     search_query.limit = SEARCH_OVERFETCH;
-    let hits = store.read(|c| Ok(search(c, &search_query)?))?;
-    let groups = store.read(|c| group::group_hits(c, &hits, &excluded, limit))?;
+    let hits = store.search(&search_query)?;
+    let groups = group::group_hits(store, &hits, &excluded, limit)?;
     if groups.is_empty() {
         return Ok(SessionSearchResult {
             mode: SearchMode::Search,
@@ -304,7 +303,7 @@ struct Prepared {
 /// window; the turns are the messages the window shows, each capped so a pasted log cannot
 /// outweigh the rest.
 fn prepare(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     group: &group::SessionGroup,
     needles: &Needles,
     window_chars: usize,

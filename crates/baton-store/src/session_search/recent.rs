@@ -8,26 +8,25 @@ use super::group::load_group;
 use super::{
     EntryDetail, HIDDEN_SOURCES, PREVIEW_CHARS, SearchMode, SessionEntry, SessionSearchResult,
 };
-use crate::codec::JSON_CONTENT_SENTINEL;
+use crate::SessionStore;
 use crate::error::Result;
-use crate::lineage::list_projected;
 use crate::session::SessionFilter;
-use crate::sqlite::SqliteStore;
-use rusqlite::{Connection, OptionalExtension};
-use serde_json::Value;
+use baton_core::Role;
 use std::collections::HashSet;
 
 /// Listing rows read per page while skipping excluded sessions.
 const PAGE: usize = 50;
+/// Messages read from a session's start looking for its first user text.
+const PREVIEW_SCAN: usize = 32;
 
 /// The `limit` newest conversations outside `excluded`, compression chains shown once (as their
 /// tip) and child sessions hidden, as the session listing shows them.
 pub fn list(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     excluded: &HashSet<String>,
     limit: usize,
 ) -> Result<SessionSearchResult> {
-    let results = store.read(|conn| newest(conn, excluded, limit))?;
+    let results = newest(store, excluded, limit)?;
     let message = if results.is_empty() {
         "No earlier sessions.".to_string()
     } else {
@@ -47,7 +46,7 @@ pub fn list(
 }
 
 fn newest(
-    conn: &Connection,
+    store: &dyn SessionStore,
     excluded: &HashSet<String>,
     limit: usize,
 ) -> Result<Vec<SessionEntry>> {
@@ -57,14 +56,14 @@ fn newest(
         ..SessionFilter::default()
     };
     loop {
-        let page = list_projected(conn, &filter)?;
+        let page = store.list_sessions(&filter)?;
         for row in &page {
             let root_id = row.lineage_root_id.as_deref().unwrap_or(&row.session.id);
             let hidden = HIDDEN_SOURCES.contains(&row.session.source.as_str());
             if hidden || excluded.contains(&row.session.id) || excluded.contains(root_id) {
                 continue;
             }
-            if let Some(entry) = entry(conn, root_id)? {
+            if let Some(entry) = entry(store, root_id)? {
                 out.push(entry);
             }
             if out.len() >= limit {
@@ -78,13 +77,13 @@ fn newest(
     }
 }
 
-fn entry(conn: &Connection, root_id: &str) -> Result<Option<SessionEntry>> {
-    let Some(group) = load_group(conn, root_id, 0)? else {
+fn entry(store: &dyn SessionStore, root_id: &str) -> Result<Option<SessionEntry>> {
+    let Some(group) = load_group(store, root_id, 0)? else {
         return Ok(None);
     };
     let mut preview = None;
     for id in &group.chain {
-        preview = first_user_text(conn, id)?.map(|t| one_line_preview(&t));
+        preview = first_user_text(store, id)?.map(|t| one_line_preview(&t));
         if preview.is_some() {
             break;
         }
@@ -95,33 +94,15 @@ fn entry(conn: &Connection, root_id: &str) -> Result<Option<SessionEntry>> {
     )))
 }
 
-/// The text of the session's first non-empty user message, read without loading the rest.
-fn first_user_text(conn: &Connection, session_id: &str) -> Result<Option<String>> {
-    let content: Option<String> = conn
-        .prepare_cached(
-            "SELECT content FROM messages WHERE session_id = ?1 AND role = 'user' \
-             AND content IS NOT NULL AND trim(content) != '' ORDER BY id LIMIT 1",
-        )?
-        .query_row([session_id], |r| r.get(0))
-        .optional()?;
-    Ok(
-        content.map(|c| match c.strip_prefix(JSON_CONTENT_SENTINEL) {
-            Some(json) => parts_text(json),
-            None => c,
-        }),
-    )
-}
-
-/// Text parts of multimodal content stored as the reference's JSON list.
-fn parts_text(json: &str) -> String {
-    let Ok(Value::Array(parts)) = serde_json::from_str::<Value>(json) else {
-        return String::new();
-    };
-    let texts: Vec<&str> = parts
+/// The text of the session's first non-empty user message among its first
+/// [`PREVIEW_SCAN`] messages, read without loading the rest.
+fn first_user_text(store: &dyn SessionStore, session_id: &str) -> Result<Option<String>> {
+    Ok(store
+        .messages_range(session_id, 0, PREVIEW_SCAN)?
         .iter()
-        .filter_map(|p| p.get("text").and_then(Value::as_str))
-        .collect();
-    texts.join(" ")
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text())
+        .find(|t| !t.trim().is_empty()))
 }
 
 /// Whitespace collapsed and cut to [`PREVIEW_CHARS`] with an ellipsis.
@@ -145,12 +126,5 @@ mod tests {
         let long = one_line_preview(&"配置".repeat(200));
         assert_eq!(long.chars().count(), PREVIEW_CHARS);
         assert!(long.ends_with('…'));
-    }
-
-    #[test]
-    fn multimodal_previews_keep_text_parts() {
-        let json = r#"[{"type":"text","text":"look at"},{"type":"image_url"},{"type":"text","text":"this"}]"#;
-        assert_eq!(parts_text(json), "look at this");
-        assert_eq!(parts_text("not json"), "");
     }
 }

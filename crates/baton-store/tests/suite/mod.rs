@@ -23,6 +23,8 @@ macro_rules! every_case {
             meta_values_are_set_and_replaced,
             search_answers_words_phrases_prefixes_booleans_cjk_and_filters,
             recall_at_5_is_perfect_on_the_mixed_language_corpus,
+            positions_counts_children_and_answers_are_read_back,
+            session_search_recalls_other_conversations_but_not_the_current_one,
         );
     };
 }
@@ -614,4 +616,138 @@ pub mod recall {
             .map(|(c, sum, n)| (c, sum / n as f64, n))
             .collect()
     }
+}
+
+/// What an agent's recall tools and answer path use: counts, positions of search hits,
+/// children, ranges, and an answer stored with its usage.
+pub fn positions_counts_children_and_answers_are_read_back(store: &dyn SessionStore) {
+    let parent = session_at(store, "p", 1_000.0);
+    store
+        .append_messages(
+            &parent,
+            &[
+                Message::user("zero"),
+                Message::assistant("one"),
+                Message::user("the needle is here"),
+            ],
+        )
+        .unwrap();
+    assert_eq!(store.message_count(&parent).unwrap(), 3);
+    assert!(matches!(
+        store.message_count("missing"),
+        Err(StoreError::NotFound { .. })
+    ));
+    let hit = &store.search(&SearchQuery::new("needle")).unwrap()[0];
+    assert_eq!(
+        store.message_position(hit.message_id).unwrap(),
+        (parent.clone(), 2)
+    );
+    assert!(store.message_position(-5).is_err());
+    let texts: Vec<String> = store
+        .messages_range(&parent, 1, 99)
+        .unwrap()
+        .iter()
+        .map(Message::text)
+        .collect();
+    assert_eq!(texts, ["one", "the needle is here"]);
+
+    let child = store
+        .create_session(NewSession {
+            id: Some("c".into()),
+            parent_session_id: Some(parent.clone()),
+            started_at: Some(2_000.0),
+            ..NewSession::new("subagent")
+        })
+        .unwrap();
+    session_at(store, "unrelated", 1_500.0);
+    assert_eq!(store.child_sessions(&parent).unwrap(), vec![child.clone()]);
+    assert!(store.child_sessions(&child).unwrap().is_empty());
+
+    let usage = CanonicalUsage {
+        input: 100,
+        output: 7,
+        ..CanonicalUsage::default()
+    };
+    store
+        .append_answer(&child, &[Message::assistant("done")], &usage, Some(0.5))
+        .unwrap();
+    let stored = store.get_session(&child).unwrap().unwrap();
+    assert_eq!(
+        (
+            stored.message_count,
+            stored.input_tokens,
+            stored.api_call_count
+        ),
+        (1, 100, 1)
+    );
+    assert_eq!(stored.estimated_cost_usd, Some(0.5));
+    assert!(
+        store
+            .append_answer("missing", &[Message::assistant("x")], &usage, None)
+            .is_err()
+    );
+    assert_eq!(store.message_count("missing").ok(), None);
+}
+
+/// `session_search` (the agent's recall of earlier conversations) through the trait: recent
+/// listing and a query, the current conversation's whole lineage left out.
+pub fn session_search_recalls_other_conversations_but_not_the_current_one(
+    store: &dyn SessionStore,
+) {
+    use baton_core::summary::extractive::ExtractiveSummarizer;
+    use baton_store::{EntryDetail, SessionSearchRequest, session_search};
+    let earlier = session_at(store, "earlier", 1_000.0);
+    store
+        .append_messages(
+            &earlier,
+            &[
+                Message::user("migrate the billing tables to postgres"),
+                Message::assistant("the billing migration is done"),
+            ],
+        )
+        .unwrap();
+    store.end_session(&earlier, "user_exit").unwrap();
+    let current = session_at(store, "current", 2_000.0);
+    store
+        .append_messages(&current, &[Message::user("billing again, now")])
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let run = |query: &str| {
+        runtime
+            .block_on(session_search(
+                store,
+                &ExtractiveSummarizer,
+                &SessionSearchRequest {
+                    query: query.into(),
+                    current_session_id: Some(current.clone()),
+                    ..SessionSearchRequest::default()
+                },
+            ))
+            .unwrap()
+    };
+    let recent = run("");
+    let ids: Vec<&str> = recent
+        .results
+        .iter()
+        .map(|e| e.session_id.as_str())
+        .collect();
+    assert_eq!(ids, ["earlier"]);
+    assert!(matches!(
+        &recent.results[0].detail,
+        EntryDetail::Recent { preview: Some(p) } if p.starts_with("migrate the billing")
+    ));
+    let found = run("billing");
+    let ids: Vec<&str> = found
+        .results
+        .iter()
+        .map(|e| e.session_id.as_str())
+        .collect();
+    assert_eq!(ids, ["earlier"], "the current session is left out");
+    assert!(matches!(
+        &found.results[0].detail,
+        EntryDetail::Match { match_count, .. } if *match_count == 2
+    ));
 }

@@ -207,7 +207,7 @@ pub fn destructive_policy(
 
 /// Every tool `baton chat` gives the model.
 pub fn tools(
-    store: &Arc<baton_store::SqliteStore>,
+    store: &Arc<dyn baton_store::SessionStore>,
     memory: &Memory,
     search_summarizer: Arc<dyn Summarizer>,
     policy: baton_agent::tools::DestructivePolicy,

@@ -21,7 +21,7 @@ use std::sync::Arc;
 pub struct Launch {
     pub config: Config,
     pub provider: Arc<dyn Provider>,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<dyn SessionStore>,
     pub memory: Memory,
     /// The model and window the next agent starts with (`/model` changes them).
     pub agent_config: AgentConfig,
@@ -58,7 +58,8 @@ impl Launch {
             args.api_key_env.as_deref(),
             http_settings(args.timeout),
         )?;
-        let store = Arc::new(open_store(args.db.as_deref())?);
+        let db = store_location(args, settings);
+        let store = open_store(db.as_deref())?;
         let workdir = match &args.workdir {
             Some(dir) => dir.clone(),
             None => std::env::current_dir()
@@ -67,7 +68,7 @@ impl Launch {
         let workdir = workdir
             .canonicalize()
             .map_err(|e| Failure::BadInput(format!("--workdir {}: {e}", workdir.display())))?;
-        let home = baton_home(args.db.as_deref())?;
+        let home = baton_home(db.as_deref())?;
         let mut agent_config = from_config::agent_config(&config, &model, &window, workdir, home)?;
         if let Some(n) = args.max_iterations {
             agent_config.max_iterations = n.max(1);
@@ -138,7 +139,7 @@ impl Launch {
 
     /// The agent the command line asks for: `--resume`, `--continue`, or a new session.
     pub fn first_agent(&self, args: &ChatArgs) -> Result<Agent, Failure> {
-        match resume_target(args, &self.store)? {
+        match resume_target(args, self.store.as_ref())? {
             Some(id) => self.resume(&id),
             None => self.start(),
         }
@@ -196,7 +197,7 @@ fn http_settings(timeout: u64) -> baton_llm::HttpSettings {
 }
 
 /// The session to continue: `--resume` names one, `--continue` takes the newest.
-fn resume_target(args: &ChatArgs, store: &SqliteStore) -> Result<Option<String>, Failure> {
+fn resume_target(args: &ChatArgs, store: &dyn SessionStore) -> Result<Option<String>, Failure> {
     if let Some(named) = &args.resume {
         return resolve(store, named).map(Some);
     }
@@ -217,35 +218,48 @@ fn resume_target(args: &ChatArgs, store: &SqliteStore) -> Result<Option<String>,
     Ok(None)
 }
 
-fn open_store(explicit: Option<&Path>) -> Result<SqliteStore, Failure> {
-    if explicit
-        .and_then(Path::to_str)
-        .is_some_and(baton_pg::is_postgres_url)
-    {
-        return Err(Failure::BadInput(
-            "baton chat keeps its sessions in a SQLite file for now (--db PATH); \
-             `baton sessions copy` moves them to PostgreSQL"
-                .into(),
+/// Where the sessions live: `--db`, else `[store] url` in config.toml, else the default file.
+fn store_location(args: &ChatArgs, settings: &Settings) -> Option<PathBuf> {
+    args.db
+        .clone()
+        .or_else(|| Config::text(&settings.config.store_url).map(|(url, _)| PathBuf::from(url)))
+}
+
+/// A `postgres://` location, as text.
+fn postgres_url(db: Option<&Path>) -> Option<&str> {
+    db.and_then(Path::to_str)
+        .filter(|u| baton_pg::is_postgres_url(u))
+}
+
+/// The store at `db`: a PostgreSQL URL, or a SQLite file (created with its folder when
+/// missing; the default file when `db` is `None`).
+fn open_store(db: Option<&Path>) -> Result<Arc<dyn SessionStore>, Failure> {
+    if let Some(url) = postgres_url(db) {
+        return Ok(Arc::new(
+            baton_pg::PgStore::connect(url).map_err(store_err)?,
         ));
     }
-    let path = db_path(explicit)?;
+    let path = db_path(db)?;
     if path.exists() {
-        return open_for_write(&path, false);
+        return Ok(Arc::new(open_for_write(&path, false)?));
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| Failure::Other(format!("cannot create {}: {e}", parent.display())))?;
     }
-    SqliteStore::open(&path).map_err(|e| Failure::Other(format!("{}: {e}", path.display())))
+    Ok(Arc::new(SqliteStore::open(&path).map_err(|e| {
+        Failure::Other(format!("{}: {e}", path.display()))
+    })?))
 }
 
-/// `$BATON_HOME`, else the database's folder, else `~/.baton`: where tool outputs spill and
+/// `$BATON_HOME`, else the database file's folder, else `~/.baton`: where tool outputs spill and
 /// the prompt history is kept.
 pub fn baton_home(db: Option<&Path>) -> Result<PathBuf, Failure> {
     if let Some(home) = std::env::var_os("BATON_HOME") {
         return Ok(PathBuf::from(home));
     }
     if let Some(dir) = db
+        .filter(|_| postgres_url(db).is_none())
         .and_then(Path::parent)
         .filter(|p| !p.as_os_str().is_empty())
     {

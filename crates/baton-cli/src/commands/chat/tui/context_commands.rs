@@ -215,20 +215,11 @@ impl Chat {
         let text = query.to_string();
         let sessions = lineage.clone();
         let found = tokio::task::spawn_blocking(move || {
-            let hits = store.read(|c| {
-                baton_store::search(
-                    c,
-                    &SearchQuery {
-                        text,
-                        session_ids: sessions,
-                        limit: HISTORY_HITS,
-                        ..SearchQuery::default()
-                    },
-                )
-                .map_err(|e| StoreError::Corrupt {
-                    path: store.path().to_path_buf(),
-                    detail: e.to_string(),
-                })
+            let hits = store.search(&SearchQuery {
+                text,
+                session_ids: sessions,
+                limit: HISTORY_HITS,
+                ..SearchQuery::default()
             })?;
             let mut located = Vec::new();
             for hit in hits {

@@ -6,7 +6,6 @@ use crate::commands::sessions::list::{ListArgs, table_lines};
 use crate::commands::sessions::resolve;
 use baton_agent::AgentEvent;
 use baton_core::Role;
-use baton_store::SessionStore;
 
 /// Sessions `/sessions` and a bare `/resume` list.
 const LISTED_SESSIONS: usize = 10;

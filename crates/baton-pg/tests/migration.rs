@@ -1,0 +1,73 @@
+//! Schema migrations on PostgreSQL: a database written before version 2 (search vectors
+//! with positions, no `search_len`) is re-indexed when a newer build opens it, and a database
+//! newer than the build is refused.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod pg;
+
+use baton_core::Message;
+use baton_pg::PgStore;
+use baton_store::{NewSession, SearchQuery, SessionStore};
+
+fn run(url: &str, sql: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+    });
+}
+
+fn hits(store: &PgStore, text: &str) -> usize {
+    store.search(&SearchQuery::new(text)).unwrap().len()
+}
+
+#[test]
+fn a_version_1_database_is_reindexed_and_its_phrases_found() {
+    let Some(url) = pg::fresh_schema() else {
+        return;
+    };
+    let store = PgStore::connect(&url).unwrap();
+    let id = store.create_session(NewSession::new("cli")).unwrap();
+    store
+        .append_messages(
+            &id,
+            &[
+                Message::user("please run cargo test --workspace again"),
+                Message::assistant("把用户配置迁移到数据库"),
+            ],
+        )
+        .unwrap();
+    drop(store);
+    // Back to version 1 as an older build left it: positional vectors, no search_len.
+    run(
+        &url,
+        "UPDATE messages SET words = to_tsvector('simple', 'unrelated'), \
+         cjk = ''::tsvector; ALTER TABLE messages DROP COLUMN search_len; \
+         DELETE FROM baton_schema WHERE version = 2;",
+    );
+    let store = PgStore::connect(&url).unwrap();
+    assert_eq!(hits(&store, "\"cargo test workspace\""), 1);
+    assert_eq!(hits(&store, "配置迁移"), 1);
+    assert_eq!(hits(&store, "unrelated"), 0);
+}
+
+#[test]
+fn a_database_newer_than_the_build_is_refused_by_name() {
+    let Some(url) = pg::fresh_schema() else {
+        return;
+    };
+    drop(PgStore::connect(&url).unwrap());
+    run(
+        &url,
+        "INSERT INTO baton_schema (version, description) VALUES (99, 'from the future')",
+    );
+    let err = PgStore::connect(&url).err().expect("refused").to_string();
+    assert!(err.contains("schema version 99"), "{err}");
+}
