@@ -78,6 +78,22 @@ impl PgStore {
     /// Creates every session of `batch` (an existing id is left as it was) and appends its
     /// messages, all in one transaction, messages by COPY. Returns the ids in batch order.
     pub fn write_batch(&self, batch: &[SessionBatch<'_>]) -> Result<Vec<String>> {
+        Ok(self
+            .write_sessions(batch, false)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect())
+    }
+
+    /// The bulk write: every session of `batch` created in one transaction, messages by COPY.
+    /// `only_new`: a session whose id is already stored is left untouched (nothing appended,
+    /// no usage, title or end written); otherwise its messages are appended. Returns each id
+    /// with whether its row was created by this call.
+    pub(crate) fn write_sessions(
+        &self,
+        batch: &[SessionBatch<'_>],
+        only_new: bool,
+    ) -> Result<Vec<(String, bool)>> {
         let now = baton_store::session::now();
         // Owned, so the transaction can be retried from the start.
         let owned: std::sync::Arc<Vec<(String, SessionBatchOwned)>> = std::sync::Arc::new(
@@ -89,28 +105,34 @@ impl PgStore {
                 })
                 .collect(),
         );
-        let ids: Vec<String> = owned.iter().map(|(id, _)| id.clone()).collect();
         self.write(move |tx| {
             let owned = owned.clone();
             Box::pin(async move {
+                let mut created = Vec::with_capacity(owned.len());
                 for (id, b) in owned.iter() {
-                    tx.execute(
-                        "INSERT INTO sessions (id, source, model, system_prompt, started_at) \
-                         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-                        &[
-                            id,
-                            &b.source,
-                            &b.model,
-                            &b.system_prompt,
-                            &b.started_at.unwrap_or(now),
-                        ],
-                    )
-                    .await?;
+                    let inserted = tx
+                        .execute(
+                            "INSERT INTO sessions (id, source, model, system_prompt, started_at) \
+                             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                            &[
+                                id,
+                                &b.source,
+                                &b.model,
+                                &b.system_prompt,
+                                &b.started_at.unwrap_or(now),
+                            ],
+                        )
+                        .await?;
+                    created.push((id.clone(), inserted == 1));
                 }
+                let written = |k: usize| !only_new || created[k].1;
                 let sink = tx.copy_in(COPY_SQL).await?;
                 let writer = BinaryCopyInWriter::new(sink, &COPY_TYPES);
                 let mut writer = std::pin::pin!(writer);
-                for (id, b) in owned.iter() {
+                for (k, (id, b)) in owned.iter().enumerate() {
+                    if !written(k) {
+                        continue;
+                    }
                     let mut names = HashMap::new();
                     let at = b.started_at.unwrap_or(now);
                     for (k, m) in b.messages.iter().enumerate() {
@@ -121,7 +143,10 @@ impl PgStore {
                     }
                 }
                 writer.as_mut().finish().await?;
-                for (id, b) in owned.iter() {
+                for (k, (id, b)) in owned.iter().enumerate() {
+                    if !written(k) {
+                        continue;
+                    }
                     let calls: i64 = b
                         .messages
                         .iter()
@@ -149,10 +174,9 @@ impl PgStore {
                         .await?;
                     }
                 }
-                Ok::<(), TxError>(())
+                Ok::<_, TxError>(created)
             })
-        })?;
-        Ok(ids)
+        })
     }
 }
 

@@ -12,6 +12,7 @@ mod bridge;
 mod bulk;
 mod error;
 mod lineage;
+mod maintenance;
 mod messages;
 mod schema;
 pub mod search;

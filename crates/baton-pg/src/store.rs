@@ -8,7 +8,6 @@ use crate::messages::{self, MESSAGE_COLUMNS};
 use baton_core::Message;
 use baton_core::usage::CanonicalUsage;
 use baton_store::continuation::ChildSettings;
-use baton_store::prune::{Node, doomed};
 use baton_store::resolve::{MIN_ID_PREFIX, TitleMatch, choose_prefix, choose_tip};
 use baton_store::title::{clean_title, escape_like, next_numbered_title, split_numbered};
 use baton_store::transfer::{ImportOutcome, SessionExport, checksum};
@@ -817,40 +816,27 @@ impl SessionStore for PgStore {
         })
     }
 
-    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<usize> {
-        let cutoff = baton_store::session::now() - older_than.as_secs_f64();
-        let source = source.map(str::to_string);
-        self.write(move |tx| {
-            let source = source.clone();
-            Box::pin(async move {
-                let rows = tx
-                    .query(
-                        "SELECT id, parent_session_id, source, started_at, ended_at, end_reason \
-                         FROM sessions FOR UPDATE",
-                        &[],
-                    )
-                    .await?;
-                let nodes: HashMap<String, Node> = rows
-                    .iter()
-                    .map(|r| {
-                        (
-                            r.get(0),
-                            Node {
-                                parent: r.get(1),
-                                source: r.get(2),
-                                started_at: r.get(3),
-                                ended_at: r.get(4),
-                                end_reason: r.get(5),
-                            },
-                        )
-                    })
-                    .collect();
-                let ids = doomed(&nodes, cutoff, source.as_deref());
-                tx.execute("DELETE FROM sessions WHERE id = ANY($1)", &[&ids])
-                    .await?;
-                Ok(ids.len())
-            })
-        })
+    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<Vec<String>> {
+        self.prune(older_than, source)
+    }
+
+    fn prune_candidates(&self, older_than: Duration, source: Option<&str>) -> Result<Vec<String>> {
+        self.pruned_by(older_than, source)
+    }
+
+    fn delete_chain(&self, id: &str) -> Result<Vec<String>> {
+        self.delete_whole_chain(id)
+    }
+
+    fn retitle_chain(&self, id: &str, raw: &str) -> Result<Vec<(String, Option<String>)>> {
+        self.retitle(id, raw)
+    }
+
+    fn write_new_sessions(
+        &self,
+        batch: &[baton_store::SessionBatch<'_>],
+    ) -> Result<Vec<(String, bool)>> {
+        self.write_sessions(batch, true)
     }
 
     fn get_meta(&self, key: &str) -> Result<Option<String>> {

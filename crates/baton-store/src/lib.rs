@@ -122,8 +122,28 @@ pub trait SessionStore: Send + Sync {
     fn delete_session(&self, id: &str) -> Result<bool>;
 
     /// Deletes ended sessions older than `older_than`, a compression chain only when all of it
-    /// qualifies. Returns the number of sessions deleted.
-    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<usize>;
+    /// qualifies. Returns the ids deleted, oldest first.
+    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<Vec<String>>;
+
+    /// The ids `prune_sessions(older_than, source)` would delete now, oldest first. Read-only.
+    fn prune_candidates(&self, older_than: Duration, source: Option<&str>) -> Result<Vec<String>>;
+
+    /// Deletes every session of the compression chain containing `id` in one transaction
+    /// (children outside the chain are detached). Returns the ids deleted, root first; empty
+    /// when there was no such session.
+    fn delete_chain(&self, id: &str) -> Result<Vec<String>>;
+
+    /// Titles the compression chain containing `id`: its root `raw` (cleaned), each
+    /// continuation numbered after it; a blank `raw` clears them. All or nothing; a title
+    /// whose lineage another session holds is [`StoreError::TitleInUse`]. Returns each
+    /// session of the chain, root first, with its new title.
+    fn retitle_chain(&self, id: &str, raw: &str) -> Result<Vec<(String, Option<String>)>>;
+
+    /// Creates and fills every session of `batch` whose id is not stored yet, in one
+    /// transaction; a session already there is left untouched. Returns, in batch order, each
+    /// session's id and whether this call stored it. The check is made inside the write
+    /// transaction, so concurrent imports of the same file store each conversation once.
+    fn write_new_sessions(&self, batch: &[SessionBatch<'_>]) -> Result<Vec<(String, bool)>>;
 
     fn get_meta(&self, key: &str) -> Result<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;

@@ -31,13 +31,37 @@ pub fn lineage_conflict(
             |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows.into_iter().find(|(t, id)| {
-        let (t_base, t_number) = split_numbered(t);
-        !chain.contains(id)
-            && (t == title
-                || t == base
-                || (t_number.is_some() && t_base.eq_ignore_ascii_case(base)))
-    }))
+    Ok(rows
+        .into_iter()
+        .find(|(t, id)| is_lineage_conflict(t, id, title, chain)))
+}
+
+/// Whether the stored title `t` of session `id` belongs to the lineage of `title` (the same
+/// title, its base, or a numbered title of that base) while `id` is outside `chain`. Shared by
+/// every store.
+pub fn is_lineage_conflict(t: &str, id: &str, title: &str, chain: &[String]) -> bool {
+    let (base, _) = split_numbered(title);
+    let (t_base, t_number) = split_numbered(t);
+    !chain.iter().any(|c| c == id)
+        && (t == title || t == base || (t_number.is_some() && t_base.eq_ignore_ascii_case(base)))
+}
+
+/// The title a chain of `len` sessions takes from the cleaned title `t` (a numbered title on
+/// a chain would number twice, "A #2 #2", so the chain takes its base), and each session's
+/// title, root first: the base, then `base #2`, `base #3`, …
+pub fn chain_titles(t: &str, len: usize) -> (String, Vec<Option<String>>) {
+    let (base, number) = split_numbered(t);
+    let base = if len > 1 && number.is_some() { base } else { t };
+    let titles = (0..len)
+        .map(|i| {
+            Some(if i == 0 {
+                base.to_string()
+            } else {
+                format!("{base} #{}", i + 1)
+            })
+        })
+        .collect();
+    (base.to_string(), titles)
 }
 
 /// Refuses `raw` as the title of a new session (or of the sessions `own`) when it is too long
@@ -70,26 +94,11 @@ impl SqliteStore {
             let titles: Vec<Option<String>> = match &cleaned {
                 None => vec![None; chain.len()],
                 Some(t) => {
-                    let (base, number) = split_numbered(t);
-                    // A numbered title on a chain would number twice ("A #2 #2"): the chain
-                    // takes the base.
-                    let base = if chain.len() > 1 && number.is_some() {
-                        base
-                    } else {
-                        t.as_str()
-                    };
-                    if let Some((title, other_id)) = lineage_conflict(tx, base, &chain)? {
+                    let (base, titles) = chain_titles(t, chain.len());
+                    if let Some((title, other_id)) = lineage_conflict(tx, &base, &chain)? {
                         return Err(StoreError::TitleInUse { title, other_id });
                     }
-                    (0..chain.len())
-                        .map(|i| {
-                            Some(if i == 0 {
-                                base.to_string()
-                            } else {
-                                format!("{base} #{}", i + 1)
-                            })
-                        })
-                        .collect()
+                    titles
                 }
             };
             let mut clear = tx.prepare_cached("UPDATE sessions SET title = NULL WHERE id = ?1")?;

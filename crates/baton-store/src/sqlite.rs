@@ -747,9 +747,24 @@ impl SessionStore for SqliteStore {
         self.write(|tx| prune::delete_session(tx, id))
     }
 
-    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<usize> {
-        let cutoff = session::now() - older_than.as_secs_f64();
-        self.write(|tx| prune::prune_before(tx, cutoff, source))
+    fn prune_sessions(&self, older_than: Duration, source: Option<&str>) -> Result<Vec<String>> {
+        SqliteStore::prune_sessions_listed(self, older_than, source)
+    }
+
+    fn prune_candidates(&self, older_than: Duration, source: Option<&str>) -> Result<Vec<String>> {
+        SqliteStore::prune_candidates(self, older_than, source)
+    }
+
+    fn delete_chain(&self, id: &str) -> Result<Vec<String>> {
+        SqliteStore::delete_chain(self, id)
+    }
+
+    fn retitle_chain(&self, id: &str, raw: &str) -> Result<Vec<(String, Option<String>)>> {
+        SqliteStore::retitle_chain(self, id, raw)
+    }
+
+    fn write_new_sessions(&self, batch: &[crate::SessionBatch<'_>]) -> Result<Vec<(String, bool)>> {
+        SqliteStore::write_new_sessions(self, batch)
     }
 
     fn get_meta(&self, key: &str) -> Result<Option<String>> {

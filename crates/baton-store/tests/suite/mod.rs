@@ -24,6 +24,8 @@ macro_rules! every_case {
             search_answers_words_phrases_prefixes_booleans_cjk_and_filters,
             recall_at_5_is_perfect_on_the_mixed_language_corpus,
             positions_counts_children_and_answers_are_read_back,
+            a_chain_is_titled_and_deleted_as_one_conversation,
+            new_sessions_are_written_once_and_stored_ones_left_untouched,
             session_search_recalls_other_conversations_but_not_the_current_one,
         );
     };
@@ -384,17 +386,20 @@ pub fn deleting_detaches_children_and_pruning_keeps_live_chains_whole(store: &dy
         .prune_sessions(Duration::from_secs(86_400), None)
         .unwrap();
     // `done`'s chain: the root started long ago, but the child started now: not all old.
-    assert_eq!(pruned, 0);
+    assert!(pruned.is_empty(), "{pruned:?}");
     assert!(store.get_session("live").unwrap().is_some());
     assert!(store.get_session(&live_child).unwrap().is_some());
     session_at(store, "ancient", old);
     store.end_session("ancient", "user_exit").unwrap();
-    assert_eq!(
+    let day = Duration::from_secs(86_400);
+    assert_eq!(store.prune_candidates(day, None).unwrap(), ["ancient"]);
+    assert!(
         store
-            .prune_sessions(Duration::from_secs(86_400), None)
-            .unwrap(),
-        1
+            .prune_candidates(day, Some("other"))
+            .unwrap()
+            .is_empty()
     );
+    assert_eq!(store.prune_sessions(day, None).unwrap(), ["ancient"]);
     assert!(store.get_session("ancient").unwrap().is_none());
     assert!(store.get_session("recent").unwrap().is_some());
     assert!(store.get_session(&done_child).unwrap().is_some());
@@ -750,4 +755,104 @@ pub fn session_search_recalls_other_conversations_but_not_the_current_one(
         &found.results[0].detail,
         EntryDetail::Match { match_count, .. } if *match_count == 2
     ));
+}
+
+/// `sessions title` and `sessions delete --chain`: a chain is titled along its numbered
+/// lineage, a lineage another session holds is refused, and the whole chain deletes at once.
+pub fn a_chain_is_titled_and_deleted_as_one_conversation(store: &dyn SessionStore) {
+    session_at(store, "root", 1_000.0);
+    let child = store
+        .start_continuation_with("root", &[Message::user("s")], &ChildSettings::default())
+        .unwrap();
+    session_at(store, "other", 1_500.0);
+    store.set_title("other", "Billing").unwrap();
+    assert_eq!(
+        store.retitle_chain(&child, "Auth rewrite").unwrap(),
+        [
+            ("root".to_string(), Some("Auth rewrite".to_string())),
+            (child.clone(), Some("Auth rewrite #2".to_string())),
+        ]
+    );
+    // A numbered title on a chain takes its base.
+    assert_eq!(
+        store.retitle_chain("root", "Auth v2 #7").unwrap()[1]
+            .1
+            .as_deref(),
+        Some("Auth v2 #2")
+    );
+    assert!(matches!(
+        store.retitle_chain("root", "Billing"),
+        Err(StoreError::TitleInUse { other_id, .. }) if other_id == "other"
+    ));
+    assert_eq!(
+        store.get_session("root").unwrap().unwrap().title.as_deref(),
+        Some("Auth v2"),
+        "a refused title changes nothing"
+    );
+    let cleared = store.retitle_chain("root", "  ").unwrap();
+    assert!(cleared.iter().all(|(_, t)| t.is_none()));
+    assert!(matches!(
+        store.retitle_chain("missing", "x"),
+        Err(StoreError::NotFound { .. })
+    ));
+
+    assert_eq!(
+        store.delete_chain(&child).unwrap(),
+        ["root".to_string(), child.clone()]
+    );
+    assert!(store.get_session("root").unwrap().is_none());
+    assert!(store.get_session("other").unwrap().is_some());
+    assert!(store.delete_chain("root").unwrap().is_empty());
+}
+
+/// `sessions import`'s write: conversations not stored yet are written (messages, usage,
+/// title, end), one already stored is left exactly as it was.
+pub fn new_sessions_are_written_once_and_stored_ones_left_untouched(store: &dyn SessionStore) {
+    use baton_store::SessionBatch;
+    session_at(store, "kept", 1_000.0);
+    store
+        .append_messages("kept", &[Message::user("original")])
+        .unwrap();
+    let fresh = [
+        Message::user("imported question"),
+        Message::assistant("answer"),
+    ];
+    let again = [Message::user("must not be appended")];
+    let batch = |id: &str, messages: &'static [Message]| SessionBatch {
+        session: NewSession {
+            id: Some(id.into()),
+            started_at: Some(500.0),
+            ..NewSession::new("import")
+        },
+        messages,
+        end_reason: Some(end_reason::IMPORTED),
+        ended_at: Some(600.0),
+        usage: Some((
+            CanonicalUsage {
+                input: 9,
+                ..CanonicalUsage::default()
+            },
+            2,
+        )),
+        title: Some("Imported".into()),
+    };
+    let fresh: &'static [Message] = Box::leak(Box::new(fresh));
+    let again: &'static [Message] = Box::leak(Box::new(again));
+    let written = store
+        .write_new_sessions(&[batch("new", fresh), batch("kept", again)])
+        .unwrap();
+    assert_eq!(
+        written,
+        [("new".to_string(), true), ("kept".to_string(), false)]
+    );
+    let new = store.get_session("new").unwrap().unwrap();
+    assert_eq!(
+        (new.message_count, new.input_tokens, new.api_call_count),
+        (2, 9, 2)
+    );
+    assert_eq!(new.title.as_deref(), Some("Imported"));
+    assert_eq!(new.end_reason.as_deref(), Some(end_reason::IMPORTED));
+    let kept = store.get_session("kept").unwrap().unwrap();
+    assert_eq!((kept.message_count, kept.title), (1, None));
+    assert_eq!(store.messages("kept").unwrap()[0].text(), "original");
 }

@@ -1,11 +1,10 @@
 //! `baton sessions delete ID_OR_TITLE --yes`.
 
-use super::{describe, open_for_write, open_read_only, print_json, resolve, store_err};
+use super::db::Db;
+use super::{describe, print_json, resolve, store_err};
 use crate::commands::Failure;
-use baton_store::SessionStore;
 use clap::Args;
 use serde_json::json;
-use std::path::Path;
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
@@ -23,10 +22,10 @@ pub struct DeleteArgs {
     pub migrate: bool,
 }
 
-pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
+pub(crate) fn run(db: Db<'_>, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
     let (id, targets) = {
-        let store = open_read_only(path)?;
-        let id = resolve(&store, &args.id)?;
+        let store = db.read()?;
+        let id = resolve(&*store, &args.id)?;
         let targets = if args.chain {
             store.compression_chain(&id).map_err(store_err)?
         } else {
@@ -40,7 +39,7 @@ pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
                     "would delete {} session(s):",
                     super::table::count(targets.len())
                 );
-                for line in describe(&store, &targets)? {
+                for line in describe(&*store, &targets)? {
                     outln!("  {line}");
                 }
             }
@@ -51,7 +50,7 @@ pub fn run(path: &Path, json: bool, args: &DeleteArgs) -> Result<(), Failure> {
         }
         (id, targets)
     };
-    let store = open_for_write(path, args.migrate)?;
+    let store = db.write(args.migrate)?;
     let deleted = if args.chain {
         store.delete_chain(&id).map_err(store_err)?
     } else {

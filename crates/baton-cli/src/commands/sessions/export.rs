@@ -1,12 +1,13 @@
 //! `baton sessions export ID_OR_TITLE`: a session, or its compression chain as one
 //! conversation (`--chain`), or the chain's stored rows as they are (`--chain --raw`).
 
-use super::{open_read_only, resolve, store_err};
+use super::db::Db;
+use super::{resolve, store_err};
 use crate::commands::Failure;
 use crate::commands::io::{refuse_database_output, write_output};
 use baton_store::{ExportScope, StoreError, export_jsonl};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
@@ -25,19 +26,19 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(db: &Path, args: &ExportArgs) -> Result<(), Failure> {
-    if let Some(out) = &args.output {
-        refuse_database_output(out, db)?;
+pub(crate) fn run(db: Db<'_>, args: &ExportArgs) -> Result<(), Failure> {
+    if let (Some(out), Some(file)) = (&args.output, db.file()) {
+        refuse_database_output(out, file)?;
     }
-    let store = &open_read_only(db)?;
-    let id = resolve(store, &args.id)?;
+    let store = db.read()?;
+    let id = resolve(&*store, &args.id)?;
     let scope = match (args.chain, args.raw) {
         (true, false) => ExportScope::Chain,
         (true, true) => ExportScope::ChainRaw,
         (false, _) => ExportScope::Session,
     };
     let mut buf = Vec::new();
-    export_jsonl(store, &id, scope, &mut buf).map_err(|e| match e {
+    export_jsonl(&*store, &id, scope, &mut buf).map_err(|e| match e {
         StoreError::InvalidChain { .. } => Failure::Other(format!(
             "{e}; `--chain --raw` exports the stored rows as they are"
         )),

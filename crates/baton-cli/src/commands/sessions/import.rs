@@ -60,11 +60,38 @@ struct Planned {
     usage: Option<(CanonicalUsage, u64)>,
 }
 
+/// Imports into the SQLite file at `path` (created when missing).
 pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
+    let planned = plan(args)?;
+    if let (Some(title), true) = (&args.title, path.exists()) {
+        // A title already used is refused before the database is opened for writing (and
+        // checked again inside the write, which is all or nothing).
+        let own: Vec<String> = planned.iter().map(|p| p.id.clone()).collect();
+        super::open_read_only(path)?
+            .read(|c| baton_store::retitle::check_new_title(c, title, &own))
+            .map_err(store_err)?;
+    }
+    let store = if path.exists() {
+        open_for_write(path, args.migrate)?
+    } else {
+        SqliteStore::open(path)
+            .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))?
+    };
+    store_planned(&store, planned, json, args)
+}
+
+/// Imports into a store already open (PostgreSQL).
+pub fn run_on(store: &dyn SessionStore, json: bool, args: &ImportArgs) -> Result<(), Failure> {
+    let planned = plan(args)?;
+    store_planned(store, planned, json, args)
+}
+
+/// Every conversation of the input files, parsed before anything is written, so a bad file
+/// is reported first.
+fn plan(args: &ImportArgs) -> Result<Vec<Planned>, Failure> {
     if let Some(title) = &args.title {
         baton_store::clean_title(title).map_err(store_err)?;
     }
-    // Parse everything first: a bad file is reported before anything is written.
     let mut planned = Vec::new();
     for file in &args.files {
         let (label, doc) = read_input(Some(file), args.format.0)?;
@@ -115,25 +142,21 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
             planned.len()
         )));
     }
-    if let (Some(title), true) = (&args.title, path.exists()) {
-        // A title already used is refused before the database is opened for writing (and
-        // checked again inside the write, which is all or nothing).
-        let own: Vec<String> = planned.iter().map(|p| p.id.clone()).collect();
-        super::open_read_only(path)?
-            .read(|c| baton_store::retitle::check_new_title(c, title, &own))
-            .map_err(store_err)?;
-    }
-    let store = if path.exists() {
-        open_for_write(path, args.migrate)?
-    } else {
-        SqliteStore::open(path)
-            .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))?
-    };
-    let (fresh, mut skipped) = split_already_imported(&store, planned)?;
+    Ok(planned)
+}
+
+/// Writes the planned conversations that are not stored yet and reports what was done.
+fn store_planned(
+    store: &dyn SessionStore,
+    planned: Vec<Planned>,
+    json: bool,
+    args: &ImportArgs,
+) -> Result<(), Failure> {
+    let (fresh, mut skipped) = split_already_imported(store, planned)?;
     // The check above only spares the work of sending what is surely stored already; the
     // decision is taken again inside each write transaction, where a session another process
     // stored meanwhile (a race lost) is skipped and counted as already imported.
-    let stored = write(&store, &fresh, args.title.as_deref(), json)?;
+    let stored = write(store, &fresh, args.title.as_deref(), json)?;
     let mut written = Vec::with_capacity(fresh.len());
     for (p, was_stored) in fresh.into_iter().zip(stored) {
         if was_stored {
@@ -181,7 +204,7 @@ fn model(c: &Conversation) -> Option<String> {
 }
 
 fn split_already_imported(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     planned: Vec<Planned>,
 ) -> Result<(Vec<Planned>, Vec<Planned>), Failure> {
     let mut fresh = Vec::new();
@@ -201,7 +224,7 @@ fn split_already_imported(
 /// Writes the sessions in batches, showing progress on a terminal. Returns, in order, whether
 /// each was stored (`false`: another writer stored the same id first).
 fn write(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     planned: &[Planned],
     title: Option<&str>,
     json: bool,

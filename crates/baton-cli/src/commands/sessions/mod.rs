@@ -6,6 +6,7 @@
 
 mod chart;
 mod copy;
+mod db;
 mod delete;
 mod export;
 mod import;
@@ -21,6 +22,7 @@ mod title;
 use crate::commands::Failure;
 use baton_store::{SCHEMA_VERSION, SessionStore, SqliteStore, StoreError};
 use clap::{Args, Subcommand};
+use db::Db;
 use std::path::{Path, PathBuf};
 
 /// What every `--db` help says: which commands write the database. One text, so the help of
@@ -101,11 +103,11 @@ pub fn run(
         SessionsCommand::List(a) => list::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Show(a) => show::run(&open_read_only(&path)?, json, a),
         SessionsCommand::Search(a) => search::run(&open_read_only(&path)?, json, a),
-        SessionsCommand::Export(a) => export::run(&path, a),
+        SessionsCommand::Export(a) => export::run(Db::File(&path), a),
         SessionsCommand::Stats(a) => stats::run(&open_read_only(&path)?, json, a, settings),
-        SessionsCommand::Title(a) => title::run(&path, json, a),
-        SessionsCommand::Delete(a) => delete::run(&path, json, a),
-        SessionsCommand::Prune(a) => prune::run(&path, json, a),
+        SessionsCommand::Title(a) => title::run(Db::File(&path), json, a),
+        SessionsCommand::Delete(a) => delete::run(Db::File(&path), json, a),
+        SessionsCommand::Prune(a) => prune::run(Db::File(&path), json, a),
         SessionsCommand::Import(a) => import::run(&path, json, a),
         SessionsCommand::Copy(a) => copy::run(json, a),
     }
@@ -120,6 +122,11 @@ fn on_postgres(url: &str, args: &SessionsArgs) -> Result<(), Failure> {
         SessionsCommand::List(a) => list::run(&store, json, a),
         SessionsCommand::Show(a) => show::run(&store, json, a),
         SessionsCommand::Search(a) => search::run(&store, json, a),
+        SessionsCommand::Export(a) => export::run(Db::Postgres(&store), a),
+        SessionsCommand::Title(a) => title::run(Db::Postgres(&store), json, a),
+        SessionsCommand::Delete(a) => delete::run(Db::Postgres(&store), json, a),
+        SessionsCommand::Prune(a) => prune::run(Db::Postgres(&store), json, a),
+        SessionsCommand::Import(a) => import::run_on(&store, json, a),
         other => Err(Failure::BadInput(format!(
             "`sessions {}` works on SQLite databases only for now; copy the sessions first: \
              baton sessions copy --from {} --to state.db",
@@ -261,7 +268,7 @@ fn print_json(value: &serde_json::Value) {
 }
 
 /// A table of the sessions `ids` (for what delete and prune will remove), oldest first as given.
-fn describe(store: &SqliteStore, ids: &[String]) -> Result<Vec<String>, Failure> {
+fn describe(store: &dyn SessionStore, ids: &[String]) -> Result<Vec<String>, Failure> {
     use baton_store::session::format_utc_minutes;
     use table::{Column, Table, count};
     let mut t = Table::new(

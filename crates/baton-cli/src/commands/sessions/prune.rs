@@ -1,10 +1,10 @@
 //! `baton sessions prune --older-than DAYS`.
 
-use super::{describe, open_for_write, open_read_only, print_json, store_err};
+use super::db::Db;
+use super::{describe, print_json, store_err};
 use crate::commands::Failure;
 use clap::Args;
 use serde_json::json;
-use std::path::Path;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -26,11 +26,11 @@ pub struct PruneArgs {
     pub migrate: bool,
 }
 
-pub fn run(path: &Path, json: bool, args: &PruneArgs) -> Result<(), Failure> {
+pub(crate) fn run(db: Db<'_>, json: bool, args: &PruneArgs) -> Result<(), Failure> {
     let age = Duration::from_secs(u64::from(args.older_than) * 86_400);
     let source = args.source.as_deref();
     if args.dry_run || !args.yes {
-        let store = open_read_only(path)?;
+        let store = db.read()?;
         let ids = store.prune_candidates(age, source).map_err(store_err)?;
         if json {
             print_json(&json!({ "would_delete": ids }));
@@ -41,7 +41,7 @@ pub fn run(path: &Path, json: bool, args: &PruneArgs) -> Result<(), Failure> {
                 args.older_than
             );
             if !ids.is_empty() {
-                for line in describe(&store, &ids)? {
+                for line in describe(&*store, &ids)? {
                     outln!("  {line}");
                 }
             }
@@ -53,10 +53,8 @@ pub fn run(path: &Path, json: bool, args: &PruneArgs) -> Result<(), Failure> {
             "not pruning without --yes (nothing was changed; --dry-run only lists)".into(),
         ));
     }
-    let store = open_for_write(path, args.migrate)?;
-    let deleted = store
-        .prune_sessions_listed(age, source)
-        .map_err(store_err)?;
+    let store = db.write(args.migrate)?;
+    let deleted = store.prune_sessions(age, source).map_err(store_err)?;
     if json {
         print_json(&json!({ "deleted": deleted }));
     } else {

@@ -1,10 +1,10 @@
 //! `baton sessions title ID_OR_TITLE NEW_TITLE`: set, change or clear a session's title.
 
-use super::{open_for_write, print_json, resolve, store_err};
+use super::db::Db;
+use super::{print_json, resolve, store_err};
 use crate::commands::Failure;
 use clap::Args;
 use serde_json::json;
-use std::path::Path;
 
 #[derive(Debug, Args)]
 pub struct TitleArgs {
@@ -18,11 +18,11 @@ pub struct TitleArgs {
     pub migrate: bool,
 }
 
-pub fn run(path: &Path, json: bool, args: &TitleArgs) -> Result<(), Failure> {
+pub(crate) fn run(db: Db<'_>, json: bool, args: &TitleArgs) -> Result<(), Failure> {
     // Too long is refused before the database is even opened for writing.
     baton_store::clean_title(&args.title).map_err(store_err)?;
-    let store = open_for_write(path, args.migrate)?;
-    let id = resolve(&store, &args.id)?;
+    let store = db.write(args.migrate)?;
+    let id = resolve(&*store, &args.id)?;
     let titled = store.retitle_chain(&id, &args.title).map_err(store_err)?;
     if json {
         let rows: Vec<_> = titled
