@@ -1,5 +1,5 @@
 //! The `sessions` maintenance commands on a PostgreSQL store (`--db postgres://…`): import
-//! (idempotent), title, export, delete and prune behave as on the SQLite file.
+//! (idempotent), title, export, delete, prune and stats behave as on the SQLite file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -31,7 +31,7 @@ fn stdout(a: &assert_cmd::assert::Assert) -> String {
 }
 
 #[test]
-fn import_title_export_delete_and_prune_work_on_postgres() {
+fn import_title_export_delete_prune_and_stats_work_on_postgres() {
     let Some(url) = pg::fresh_schema() else {
         return;
     };
@@ -89,8 +89,18 @@ fn import_title_export_delete_and_prune_work_on_postgres() {
     for gone in deleted["deleted"].as_array().unwrap() {
         assert!(store.get_session(gone.as_str().unwrap()).unwrap().is_none());
     }
-    // Stats are not computed on PostgreSQL yet: the command says so.
-    let stats = sessions(&url, &["stats"]).failure();
-    let err = String::from_utf8_lossy(&stats.get_output().stderr).to_string();
-    assert!(err.contains("sessions stats"), "{err}");
+    // Stats over what is left: the sessions, their messages and the tools they called.
+    let left = store.session_ids().unwrap();
+    let stats = stdout(&sessions(&url, &["--json", "stats", "--days", "36500"]).success());
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["overview"]["sessions"], left.len() as u64, "{stats}");
+    let stored: i64 = left
+        .iter()
+        .map(|id| store.get_session(id).unwrap().unwrap().message_count)
+        .sum();
+    assert_eq!(stats["overview"]["messages"], stored);
+    assert!(
+        !stats["top_tools"].as_array().unwrap().is_empty(),
+        "tau-bench calls tools: {stats}"
+    );
 }

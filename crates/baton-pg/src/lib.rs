@@ -16,6 +16,7 @@ mod maintenance;
 mod messages;
 mod schema;
 pub mod search;
+mod stats;
 mod store;
 pub mod tsvector;
 

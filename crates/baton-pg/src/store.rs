@@ -515,6 +515,14 @@ impl SessionStore for PgStore {
         self.range(session_id, start, end)
     }
 
+    fn stats(
+        &self,
+        query: &baton_store::StatsQuery,
+        prices: &baton_core::pricing::PriceTable,
+    ) -> Result<baton_store::UsageStats> {
+        self.usage_stats(query, prices)
+    }
+
     fn message_count(&self, session_id: &str) -> Result<usize> {
         self.count(session_id)
     }

@@ -1,6 +1,7 @@
 //! Schema migrations on PostgreSQL: a database written before version 2 (search vectors
 //! with positions, no `search_len`) is re-indexed when a newer build opens it, and a database
-//! newer than the build is refused.
+//! newer than the build is refused. (Version 2 also moves `search_len` next to `id`, so the
+//! rows are moved to a new table: their ids, text and sessions must survive it.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -56,6 +57,12 @@ fn a_version_1_database_is_reindexed_and_its_phrases_found() {
     assert_eq!(hits(&store, "\"cargo test workspace\""), 1);
     assert_eq!(hits(&store, "配置迁移"), 1);
     assert_eq!(hits(&store, "unrelated"), 0);
+    // The id sequence continues after the moved rows.
+    store
+        .append_messages(&id, &[Message::user("after the migration")])
+        .unwrap();
+    assert_eq!(store.messages(&id).unwrap().len(), 3);
+    assert_eq!(hits(&store, "\"after the migration\""), 1);
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub mod session_search;
 pub mod snippet;
 pub mod sqlite;
 pub mod stats;
-mod stats_cost;
+pub mod stats_cost;
 pub mod title;
 pub mod transfer;
 
@@ -184,6 +184,14 @@ pub trait SessionStore: Send + Sync {
     /// already there with the same checksum is left alone; a different one with the same id
     /// is [`StoreError::CopyConflict`].
     fn import_session(&self, export: &transfer::SessionExport) -> Result<transfer::ImportOutcome>;
+
+    /// Usage statistics over `query`'s window ([`stats`] documents them), pricing sessions
+    /// without a stored cost by `prices`. Read-only.
+    fn stats(
+        &self,
+        query: &StatsQuery,
+        prices: &baton_core::pricing::PriceTable,
+    ) -> Result<UsageStats>;
 
     /// Full-text search over stored messages, with the same semantics on every backend
     /// ([`search`] documents them). Failures are [`StoreError::Search`].

@@ -628,6 +628,14 @@ impl SessionStore for SqliteStore {
         })
     }
 
+    fn stats(
+        &self,
+        query: &StatsQuery,
+        prices: &baton_core::pricing::PriceTable,
+    ) -> Result<UsageStats> {
+        SqliteStore::stats_priced(self, query, prices)
+    }
+
     fn message_count(&self, session_id: &str) -> Result<usize> {
         SqliteStore::message_count(self, session_id)
     }

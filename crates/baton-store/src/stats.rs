@@ -183,11 +183,7 @@ pub fn usage_stats_priced(
 /// The statistics with stored costs only; sessions without one are counted as unknown.
 fn stored_costs(conn: &Connection, query: &StatsQuery) -> Result<UsageStats> {
     let overview = overview(conn, query)?;
-    let series_start = if query.days <= DENSE_SERIES_MAX_DAYS {
-        query.since()
-    } else {
-        overview.first_started_at.unwrap_or(query.now)
-    };
+    let series_start = series_start(query, &overview);
     Ok(UsageStats {
         days: query.days,
         source: query.source.clone(),
@@ -200,6 +196,16 @@ fn stored_costs(conn: &Connection, query: &StatsQuery) -> Result<UsageStats> {
         db_size_bytes: db_size(conn)?,
         overview,
     })
+}
+
+/// Where the daily series starts: the window's first day, or for windows longer than
+/// [`DENSE_SERIES_MAX_DAYS`] the first session's. Shared by every store.
+pub fn series_start(query: &StatsQuery, overview: &Overview) -> f64 {
+    if query.days <= DENSE_SERIES_MAX_DAYS {
+        query.since()
+    } else {
+        overview.first_started_at.unwrap_or(query.now)
+    }
 }
 
 fn count(r: &Row<'_>, i: usize) -> rusqlite::Result<u64> {
@@ -291,10 +297,15 @@ fn by_model(conn: &Connection, q: &StatsQuery) -> Result<Vec<ModelStats>> {
             cost_unknown_reason: None,
         })
     })?;
-    // Several raw names can strip to the same model (`gpt-4o`, `openai/gpt-4o`).
+    let rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(merge_models(rows))
+}
+
+/// Rows per raw model name merged by stripped name (`gpt-4o` and `openai/gpt-4o` are one
+/// model), most tokens first. Shared by every store.
+pub fn merge_models(rows: Vec<ModelStats>) -> Vec<ModelStats> {
     let mut merged: BTreeMap<String, ModelStats> = BTreeMap::new();
     for row in rows {
-        let row = row?;
         let name = strip_provider_prefix(&row.model).to_string();
         let entry = merged.entry(name.clone()).or_insert(ModelStats {
             model: name,
@@ -317,7 +328,7 @@ fn by_model(conn: &Connection, q: &StatsQuery) -> Result<Vec<ModelStats>> {
             .cmp(&(a.total_tokens, a.sessions))
             .then_with(|| a.model.cmp(&b.model))
     });
-    Ok(out)
+    out
 }
 
 fn by_source(conn: &Connection, q: &StatsQuery) -> Result<Vec<SourceStats>> {
@@ -408,6 +419,12 @@ fn top_tools(conn: &Connection, q: &StatsQuery) -> Result<Vec<ToolCount>> {
             *c = (*c).max(n);
         }
     }
+    Ok(top_tools_of(counts))
+}
+
+/// The [`TOP_TOOLS`] most used tools of `counts` (tool → uses), with their share. Shared by
+/// every store.
+pub fn top_tools_of(counts: BTreeMap<String, u64>) -> Vec<ToolCount> {
     let total: u64 = counts.values().sum();
     let mut out: Vec<ToolCount> = counts
         .into_iter()
@@ -423,7 +440,7 @@ fn top_tools(conn: &Connection, q: &StatsQuery) -> Result<Vec<ToolCount>> {
         .collect();
     out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.tool.cmp(&b.tool)));
     out.truncate(TOP_TOOLS);
-    Ok(out)
+    out
 }
 
 fn db_size(conn: &Connection) -> Result<u64> {

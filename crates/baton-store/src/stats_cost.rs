@@ -14,16 +14,17 @@ use baton_core::usage::CanonicalUsage;
 use rusqlite::{Connection, params};
 use std::collections::BTreeMap;
 
-/// Sessions without a stored cost, grouped by what pricing and reporting need.
+/// Sessions without a stored cost, grouped by what pricing and reporting need (every store
+/// reads these groups with its own SQL and prices them here).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Unpriced {
+pub struct Unpriced {
     /// The raw model name, `None` when the session recorded none.
-    model: Option<String>,
-    source: String,
+    pub model: Option<String>,
+    pub source: String,
     /// `YYYY-MM-DD` of the sessions' start (UTC).
-    day: String,
-    usage: CanonicalUsage,
-    sessions: u64,
+    pub day: String,
+    pub usage: CanonicalUsage,
+    pub sessions: u64,
 }
 
 pub(crate) fn unpriced(conn: &Connection, q: &StatsQuery) -> Result<Vec<Unpriced>> {
@@ -89,7 +90,7 @@ impl Reasons {
 /// Prices `rows` with `prices` into `stats`: a priced group's cost is added where it belongs
 /// and its sessions stop counting as unknown; the rest keep their reason. Totals whose every
 /// session stays unknown become `None`.
-pub(crate) fn apply(stats: &mut UsageStats, rows: Vec<Unpriced>, prices: &PriceTable) {
+pub fn apply(stats: &mut UsageStats, rows: Vec<Unpriced>, prices: &PriceTable) {
     let mut overall = Reasons::default();
     let mut by_model: BTreeMap<String, Reasons> = BTreeMap::new();
     let mut by_source: BTreeMap<String, Reasons> = BTreeMap::new();

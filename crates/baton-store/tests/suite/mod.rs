@@ -26,6 +26,7 @@ macro_rules! every_case {
             positions_counts_children_and_answers_are_read_back,
             a_chain_is_titled_and_deleted_as_one_conversation,
             new_sessions_are_written_once_and_stored_ones_left_untouched,
+            stats_count_sessions_tokens_costs_tools_and_days,
             session_search_recalls_other_conversations_but_not_the_current_one,
         );
     };
@@ -855,4 +856,125 @@ pub fn new_sessions_are_written_once_and_stored_ones_left_untouched(store: &dyn 
     let kept = store.get_session("kept").unwrap().unwrap();
     assert_eq!((kept.message_count, kept.title), (1, None));
     assert_eq!(store.messages("kept").unwrap()[0].text(), "original");
+}
+
+/// `sessions stats`: the window, per-model (provider prefixes merged), per-source and per-day
+/// figures, tool counts (the larger of results and calls), and pricing of sessions without a
+/// stored cost.
+pub fn stats_count_sessions_tokens_costs_tools_and_days(store: &dyn SessionStore) {
+    use baton_core::pricing::PriceTable;
+    use baton_store::StatsQuery;
+    let day = 86_400.0;
+    let now = 1_750_000_000.0; // 2025-06-15 15:06:40 UTC
+    let mk = |id: &str, source: &str, model: &str, started: f64| {
+        store
+            .create_session(NewSession {
+                id: Some(id.into()),
+                model: Some(model.into()),
+                started_at: Some(started),
+                ..NewSession::new(source)
+            })
+            .unwrap()
+    };
+    mk("a", "cli", "openai/gpt-4o", now - 2.0 * day);
+    mk("b", "cli", "gpt-4o", now - 1.0 * day);
+    mk("c", "cron", "no-such-model", now - 0.5 * day);
+    mk("old", "cli", "gpt-4o", now - 40.0 * day);
+    let calls = Message::assistant_tool_calls(vec![
+        ToolCall::function("t1", "terminal", "{}"),
+        ToolCall::function("t2", "read_file", "{}"),
+    ]);
+    store
+        .append_messages(
+            "a",
+            &[
+                Message::user("q"),
+                calls,
+                Message::tool("t1", "ok"),
+                Message::tool("t2", "ok"),
+            ],
+        )
+        .unwrap();
+    store
+        .append_messages("b", &[Message::user("q"), Message::assistant("a")])
+        .unwrap();
+    let usage = |input, output| CanonicalUsage {
+        input,
+        output,
+        ..CanonicalUsage::default()
+    };
+    store
+        .add_usage("a", &usage(1_000, 100), Some(0.25))
+        .unwrap();
+    store.add_usage("b", &usage(2_000, 200), None).unwrap();
+    store.add_usage("c", &usage(10, 1), None).unwrap();
+    store.add_usage("old", &usage(5, 5), Some(9.0)).unwrap();
+
+    let stats = store
+        .stats(
+            &StatsQuery {
+                days: 30,
+                source: None,
+                now,
+            },
+            &PriceTable::builtin(),
+        )
+        .unwrap();
+    let o = &stats.overview;
+    assert_eq!((o.sessions, o.messages, o.tool_calls), (3, 6, 2));
+    assert_eq!(
+        (o.input_tokens, o.output_tokens, o.total_tokens),
+        (3_010, 301, 3_311)
+    );
+    assert_eq!(
+        (o.user_messages, o.assistant_messages, o.tool_messages),
+        (2, 2, 2)
+    );
+    // `b` is priced from its tokens (gpt-4o has a price); `c`'s model has none.
+    assert_eq!(o.sessions_unknown_cost, 1);
+    let cost = o.cost_usd.unwrap();
+    assert!(cost > 0.25 && cost < 1.0, "{cost}");
+    let models: Vec<(&str, u64)> = stats
+        .by_model
+        .iter()
+        .map(|m| (m.model.as_str(), m.sessions))
+        .collect();
+    assert_eq!(models, [("gpt-4o", 2), ("no-such-model", 1)]);
+    let sources: Vec<(&str, u64)> = stats
+        .by_source
+        .iter()
+        .map(|s| (s.source.as_str(), s.sessions))
+        .collect();
+    assert_eq!(sources, [("cli", 2), ("cron", 1)]);
+    assert_eq!(stats.by_day.len(), 31, "one row per day of the window");
+    let active: Vec<(&str, u64)> = stats
+        .by_day
+        .iter()
+        .filter(|d| d.sessions > 0)
+        .map(|d| (d.date.as_str(), d.sessions))
+        .collect();
+    assert_eq!(
+        active,
+        [("2025-06-13", 1), ("2025-06-14", 1), ("2025-06-15", 1)]
+    );
+    let tools: Vec<(&str, u64)> = stats
+        .top_tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.count))
+        .collect();
+    assert_eq!(tools, [("read_file", 1), ("terminal", 1)]);
+    assert!(stats.db_size_bytes > 0);
+
+    let cron = store
+        .stats(
+            &StatsQuery {
+                days: 30,
+                source: Some("cron".into()),
+                now,
+            },
+            &PriceTable::builtin(),
+        )
+        .unwrap();
+    assert_eq!(cron.overview.sessions, 1);
+    assert_eq!(cron.overview.cost_usd, None, "nothing it could price");
 }

@@ -89,7 +89,7 @@ pub fn run(
     if let Some(url) = db.as_deref().and_then(Path::to_str)
         && baton_pg::is_postgres_url(url)
     {
-        return on_postgres(url, args);
+        return on_postgres(url, args, settings);
     }
     let path = db_path(db.as_deref())?;
     if let SessionsCommand::Import(a) = &args.command {
@@ -113,9 +113,13 @@ pub fn run(
     }
 }
 
-/// The commands that work on a PostgreSQL store (`--db postgres://…`). The rest read or write
-/// SQLite files directly; they say so and how to get the data there.
-fn on_postgres(url: &str, args: &SessionsArgs) -> Result<(), Failure> {
+/// Every command on a PostgreSQL store (`--db postgres://…`), through the same store trait as
+/// the SQLite file.
+fn on_postgres(
+    url: &str,
+    args: &SessionsArgs,
+    settings: &crate::commands::settings::Settings,
+) -> Result<(), Failure> {
     let store = baton_pg::PgStore::connect(url).map_err(store_err)?;
     let json = args.json;
     match &args.command {
@@ -127,27 +131,8 @@ fn on_postgres(url: &str, args: &SessionsArgs) -> Result<(), Failure> {
         SessionsCommand::Delete(a) => delete::run(Db::Postgres(&store), json, a),
         SessionsCommand::Prune(a) => prune::run(Db::Postgres(&store), json, a),
         SessionsCommand::Import(a) => import::run_on(&store, json, a),
-        other => Err(Failure::BadInput(format!(
-            "`sessions {}` works on SQLite databases only for now; copy the sessions first: \
-             baton sessions copy --from {} --to state.db",
-            subcommand_name(other),
-            store.name()
-        ))),
-    }
-}
-
-fn subcommand_name(command: &SessionsCommand) -> &'static str {
-    match command {
-        SessionsCommand::List(_) => "list",
-        SessionsCommand::Show(_) => "show",
-        SessionsCommand::Search(_) => "search",
-        SessionsCommand::Export(_) => "export",
-        SessionsCommand::Stats(_) => "stats",
-        SessionsCommand::Import(_) => "import",
-        SessionsCommand::Title(_) => "title",
-        SessionsCommand::Delete(_) => "delete",
-        SessionsCommand::Prune(_) => "prune",
-        SessionsCommand::Copy(_) => "copy",
+        SessionsCommand::Stats(a) => stats::run(&store, json, a, settings),
+        SessionsCommand::Copy(a) => copy::run(json, a),
     }
 }
 

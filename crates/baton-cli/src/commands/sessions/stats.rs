@@ -5,7 +5,7 @@ use super::{chart, json_err, print_json, store_err};
 use crate::commands::Failure;
 use baton_core::pricing::format_usd;
 use baton_store::session::format_utc_minutes;
-use baton_store::{SqliteStore, StatsQuery, UsageStats};
+use baton_store::{SessionStore, StatsQuery, UsageStats};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -22,7 +22,7 @@ pub struct StatsArgs {
 }
 
 pub fn run(
-    store: &SqliteStore,
+    store: &dyn SessionStore,
     json: bool,
     args: &StatsArgs,
     settings: &crate::commands::settings::Settings,
@@ -32,7 +32,7 @@ pub fn run(
         source: args.source.clone(),
         ..StatsQuery::last_days(args.days)
     };
-    let stats = store.stats_priced(&query, &prices).map_err(store_err)?;
+    let stats = store.stats(&query, &prices).map_err(store_err)?;
     if json {
         print_json(&serde_json::to_value(&stats).map_err(json_err)?);
         return Ok(());
