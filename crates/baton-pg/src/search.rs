@@ -11,8 +11,8 @@
 //!   one phrase: the candidates every part matches (each part through its index), verified
 //!   against the text. Never a table scan.
 //!
-//! Like the SQLite search, each positive term fetches at most the newest
-//! [`TERM_CANDIDATE_CAP`] matches, so a query's cost stays flat as history grows. A phrase of
+//! Like the SQLite search, each positive term fetches a bounded number of its newest matches
+//! ([`PG_TERM_CANDIDATE_CAP`]), so a query's cost stays flat as history grows. A phrase of
 //! three or more tokens is matched by its pairs, so the final hits are checked for the whole
 //! sequence ([`crate::tsvector`] explains why the vectors hold pairs, not positions).
 
@@ -24,7 +24,7 @@ use crate::tsvector::{
 };
 use baton_store::cjk_index::match_plan;
 use baton_store::query::{self, Route, Term};
-use baton_store::search::{TERM_CANDIDATE_CAP, check_length};
+use baton_store::search::check_length;
 use baton_store::search_core::{
     GroupHits, Row, TermHits, Via, find_match, normalise_into, rank, window_hit_snippet,
 };
@@ -36,19 +36,25 @@ use tokio_postgres::types::ToSql;
 const SUPPLEMENT_WEIGHT: f64 = 0.6;
 /// Ids in the first window of newest messages a term is looked for in.
 const FIRST_WINDOW: i64 = 20_000;
+/// Newest matches a positive term is ranked among: half the SQLite store's
+/// [`baton_store::search::TERM_CANDIDATE_CAP`]. SQLite reads a candidate's id and rank from
+/// its index; PostgreSQL visits the candidate's row for both (~5 µs each, most of an English
+/// search at a million messages).
+pub const PG_TERM_CANDIDATE_CAP: i64 = 1_000;
+
 /// Candidates verified for a mixed CJK/Latin phrase.
 const VERIFY_CAP: i64 = 500;
 
 /// The size of the next id window, given the `covered` newest ids that held `found` matches
-/// and `need` more wanted: enough for `need` at the density seen so far, with half again to
-/// spare (×8 while nothing was found), so a term is rarely looked for more than twice and a
+/// and `need` more wanted: enough for `need` at the density seen so far, with a quarter again
+/// to spare (×8 while nothing was found), so a term is rarely looked for more than twice and a
 /// window never holds many more matches than are needed (each costs a heap visit).
 fn next_window(covered: i64, found: i64, need: i64) -> i64 {
     if found <= 0 {
         return covered.saturating_mul(8).max(FIRST_WINDOW);
     }
     let ids = covered.saturating_mul(need.max(1)) / found;
-    ids.saturating_add(ids / 2).max(FIRST_WINDOW)
+    ids.saturating_add(ids / 4).max(FIRST_WINDOW)
 }
 
 /// A match's score from its message's token count: `ts_rank`'s length normalisation
@@ -117,8 +123,18 @@ impl PgSearch<'_> {
     /// the GIN bitmap and sorts what matched.
     async fn indexed(
         &self,
-        column: &str,
+        column: &'static str,
         tsquery: &str,
+        cap: i64,
+    ) -> Result<Vec<(i64, f64)>, tokio_postgres::Error> {
+        let condition = Condition::default().and_any(&[(column, tsquery.to_string())]);
+        self.matching(&condition, cap).await
+    }
+
+    /// [`Self::indexed`] for any [`Condition`] over the search columns.
+    async fn matching(
+        &self,
+        condition: &Condition,
         cap: i64,
     ) -> Result<Vec<(i64, f64)>, tokio_postgres::Error> {
         let sessions = if self.q.sources.is_empty() {
@@ -126,12 +142,17 @@ impl PgSearch<'_> {
         } else {
             " JOIN sessions s ON s.id = m.session_id"
         };
-        let mut params: Params = vec![Box::new(tsquery.to_string())];
-        let filter_sql = filters(self.q, 4, &mut params);
+        // `$1`, `$2`: the window; then the tsqueries; then the filters; then the limit.
+        let (where_sql, queries) = condition.sql(3);
+        let mut params: Params = queries
+            .into_iter()
+            .map(|q| Box::new(q) as Box<dyn ToSql + Sync + Send>)
+            .collect();
+        let filter_sql = filters(self.q, params.len() + 3, &mut params);
         let limit_param = params.len() + 3;
         let sql = format!(
             "SELECT m.id, m.search_len FROM messages m{sessions} \
-             WHERE m.{column} @@ $1::text::tsquery AND m.id > $2 AND m.id <= $3{filter_sql} \
+             WHERE {where_sql} AND m.id > $1 AND m.id <= $2{filter_sql} \
              ORDER BY m.id + 0 DESC LIMIT ${limit_param}"
         );
         let mut hits = Vec::new();
@@ -144,8 +165,8 @@ impl PgSearch<'_> {
             } else {
                 cap - hits.len() as i64
             };
-            let mut all: Vec<&(dyn ToSql + Sync)> = vec![&*params[0] as _, &lo, &hi];
-            all.extend(params[1..].iter().map(|p| &**p as &(dyn ToSql + Sync)));
+            let mut all: Vec<&(dyn ToSql + Sync)> = vec![&lo, &hi];
+            all.extend(params.iter().map(|p| &**p as &(dyn ToSql + Sync)));
             all.push(&need);
             let rows = self.client.query(sql.as_str(), &all).await?;
             hits.extend(
@@ -273,10 +294,28 @@ impl PgSearch<'_> {
         }
         let mut groups = Vec::with_capacity(parsed.groups.len());
         for group in &parsed.groups {
-            let mut must = Vec::new();
-            for t in &group.must {
-                must.push((t.clone(), self.term_hits(t, TERM_CANDIDATE_CAP).await?));
-            }
+            let must = match conjunction(&group.must) {
+                // Every term through the indexes: the group's matches in one statement, so
+                // the newest candidates are those holding every term (ranking is by length,
+                // the same for each term of a message).
+                Some(condition) if group.must.len() > 1 => {
+                    let found = self.matching(&condition, PG_TERM_CANDIDATE_CAP).await?;
+                    let mut hits = TermHits::new();
+                    normalise_into(&mut hits, found, 1.0, Via::Fts);
+                    group
+                        .must
+                        .iter()
+                        .map(|t| (t.clone(), hits.clone()))
+                        .collect()
+                }
+                _ => {
+                    let mut must = Vec::new();
+                    for t in &group.must {
+                        must.push((t.clone(), self.term_hits(t, PG_TERM_CANDIDATE_CAP).await?));
+                    }
+                    must
+                }
+            };
             let mut must_not = HashSet::new();
             for t in &group.must_not {
                 must_not.extend(self.term_hits(t, -1).await?.into_keys());
@@ -315,6 +354,67 @@ impl PgSearch<'_> {
         }
         Ok(out)
     }
+}
+
+/// A boolean condition over the search columns: a conjunction of disjunctions, each
+/// disjunct a column matching a tsquery.
+#[derive(Debug, Default, Clone)]
+struct Condition {
+    all: Vec<Vec<(&'static str, String)>>,
+}
+
+impl Condition {
+    /// The condition and also one of `any`.
+    fn and_any(mut self, any: &[(&'static str, String)]) -> Self {
+        self.all.push(any.to_vec());
+        self
+    }
+
+    /// The SQL, its tsqueries numbered from `$first`, and those tsqueries in order.
+    fn sql(&self, first: usize) -> (String, Vec<String>) {
+        let mut queries = Vec::new();
+        let clauses: Vec<String> = self
+            .all
+            .iter()
+            .map(|any| {
+                let parts: Vec<String> = any
+                    .iter()
+                    .map(|(column, q)| {
+                        queries.push(q.clone());
+                        format!(
+                            "m.{column} @@ ${}::text::tsquery",
+                            first + queries.len() - 1
+                        )
+                    })
+                    .collect();
+                format!("({})", parts.join(" OR "))
+            })
+            .collect();
+        (clauses.join(" AND "), queries)
+    }
+}
+
+/// The condition for messages holding every term of `must`, when each term is answered by
+/// the indexes alone (a word through `words` or glued to CJK text, a CJK term through
+/// `cjk`); `None` when one needs checking against the text.
+fn conjunction(must: &[Term]) -> Option<Condition> {
+    let mut condition = Condition::default();
+    for term in must {
+        let any: Vec<(&'static str, String)> = match term.route() {
+            Route::Word => {
+                let mut any = vec![("words", words_query(term)?)];
+                if let Some(q) = glued_word_query(term).filter(|_| term.text.chars().count() >= 3) {
+                    any.push(("cjk", q));
+                }
+                any
+            }
+            Route::Substring | Route::Short => {
+                vec![("cjk", match_plan(term).as_ref().and_then(cjk_query)?)]
+            }
+        };
+        condition = condition.and_any(&any);
+    }
+    Some(condition)
 }
 
 /// Hits ranked beyond the limit when a long phrase's hits are checked.
