@@ -180,11 +180,10 @@ pub fn bounded_prefix(s: &str, max: usize) -> &str {
 }
 
 fn fold(c: char) -> char {
+    if c.is_ascii() {
+        return c.to_ascii_lowercase();
+    }
     c.to_lowercase().next().unwrap_or(c)
-}
-
-fn folded(s: &str) -> Vec<char> {
-    s.chars().map(fold).collect()
 }
 
 /// Latin-word boundary: start/end of text, a non-alphanumeric char or CJK.
@@ -192,43 +191,58 @@ fn is_boundary(c: Option<&char>) -> bool {
     c.is_none_or(|&c| !c.is_alphanumeric() || query::is_cjk(c))
 }
 
+/// Each place `needle` (folded to `n`) starts in `hay`, case-insensitively, as
+/// `(char index, folded char before, folded char after the match)`, in order. Streams over
+/// `hay`: a hit's text can be a 64 KiB tool output, and folding it into a `Vec<char>` first
+/// (4 bytes a character, per call) was most of a `sessions search` process.
+fn matches<'a>(
+    hay: &'a str,
+    n: &'a [char],
+) -> impl Iterator<Item = (usize, Option<char>, Option<char>)> + 'a {
+    let mut prev: Option<char> = None;
+    hay.char_indices()
+        .enumerate()
+        .filter_map(move |(ci, (bi, c))| {
+            let fc = fold(c);
+            let before = prev.replace(fc);
+            if Some(&fc) != n.first() {
+                return None;
+            }
+            let mut rest = hay[bi..].chars().map(fold);
+            n.iter()
+                .all(|want| rest.next() == Some(*want))
+                .then(|| (ci, before, rest.next()))
+        })
+}
+
 /// Case-insensitive search for `needle` in `hay`; returns a char range.
 /// `bounded = Some(prefix)` requires a Latin-word boundary before the match
 /// and (unless `prefix`) after it.
 pub fn find_match(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usize, usize)> {
-    let h = folded(hay);
-    let n = folded(needle);
-    if n.is_empty() || n.len() > h.len() {
+    let n: Vec<char> = needle.chars().map(fold).collect();
+    if n.is_empty() {
         return None;
     }
-    (0..=h.len() - n.len()).find_map(|i| {
-        if h[i..i + n.len()] != n[..] {
-            return None;
-        }
-        if let Some(prefix) = bounded {
-            let before = if i == 0 { None } else { h.get(i - 1) };
-            if !is_boundary(before) || (!prefix && !is_boundary(h.get(i + n.len()))) {
-                return None;
-            }
-        }
-        Some((i, i + n.len()))
-    })
+    matches(hay, &n)
+        .find(|(_, before, after)| match bounded {
+            None => true,
+            Some(prefix) => is_boundary(before.as_ref()) && (prefix || is_boundary(after.as_ref())),
+        })
+        .map(|(i, _, _)| (i, i + n.len()))
 }
 
+/// Non-overlapping case-insensitive occurrences of `needle` in `hay`.
 pub fn count_occurrences(hay: &str, needle: &str) -> usize {
-    let h = folded(hay);
-    let n = folded(needle);
+    let n: Vec<char> = needle.chars().map(fold).collect();
     if n.is_empty() {
         return 0;
     }
+    let mut next_free = 0;
     let mut count = 0;
-    let mut i = 0;
-    while i + n.len() <= h.len() {
-        if h[i..i + n.len()] == n[..] {
+    for (i, _, _) in matches(hay, &n) {
+        if i >= next_free {
             count += 1;
-            i += n.len();
-        } else {
-            i += 1;
+            next_free = i + n.len();
         }
     }
     count
@@ -237,6 +251,16 @@ pub fn count_occurrences(hay: &str, needle: &str) -> usize {
 #[cfg(test)]
 mod unit {
     use super::*;
+
+    #[test]
+    fn occurrences_are_counted_without_overlap_and_case_insensitively() {
+        assert_eq!(count_occurrences("aaaa", "aa"), 2);
+        assert_eq!(count_occurrences("Größe GRÖSSE größe", "größe"), 2);
+        assert_eq!(count_occurrences("配置 配置文件", "配置"), 2);
+        assert_eq!(count_occurrences("abc", ""), 0);
+        assert_eq!(find_match("xx 用户配置", "用户", None), Some((3, 5)));
+        assert_eq!(find_match("ab", "abc", None), None);
+    }
 
     #[test]
     fn bounded_match_rejects_inner_latin_words() {
