@@ -4,7 +4,7 @@
 //! the search vectors than storing the rows). For imports, copies and benchmarks; live
 //! turns append with INSERT (a few rows each).
 
-use crate::messages::{for_postgres, haystack};
+use crate::messages::{ROW_COLUMNS, for_postgres, haystack, row_values};
 use crate::store::{PgStore, TxError, add_usage_in_tx, set_title_in_tx};
 use crate::tsvector::SearchColumns;
 use baton_core::Message;
@@ -14,12 +14,11 @@ use std::collections::HashMap;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 
-const COPY_SQL: &str = "COPY messages (session_id, role, content, tool_call_id, tool_calls, \
-     tool_name, timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
-     codex_reasoning_items, codex_message_items, token_count, raw_json, words, cjk, \
-     search_len) FROM STDIN (FORMAT binary)";
+fn copy_sql() -> String {
+    format!("COPY messages (session_id, {ROW_COLUMNS}) FROM STDIN (FORMAT binary)")
+}
 
-/// The column types of [`COPY_SQL`], in order.
+/// The column types of [`copy_sql`], in order.
 const COPY_TYPES: [Type; 18] = [
     Type::TEXT,
     Type::TEXT,
@@ -51,26 +50,9 @@ async fn copy_row(
 ) -> std::result::Result<(), tokio_postgres::Error> {
     let row = for_postgres(to_row(m, names));
     let search = SearchColumns::of(&haystack(&row));
-    let fields: [&(dyn ToSql + Sync); 18] = [
-        &session_id,
-        &row.role,
-        &row.content,
-        &row.tool_call_id,
-        &row.tool_calls,
-        &row.tool_name,
-        &ts,
-        &row.finish_reason,
-        &row.reasoning,
-        &row.reasoning_content,
-        &row.reasoning_details,
-        &row.codex_reasoning_items,
-        &row.codex_message_items,
-        &row.token_count,
-        &row.raw_json,
-        &search.words,
-        &search.cjk,
-        &search.len,
-    ];
+    let mut fields: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(COPY_TYPES.len());
+    fields.push(&session_id);
+    fields.extend(row_values(&row, &ts, &search));
     writer.write(&fields).await
 }
 
@@ -126,7 +108,7 @@ impl PgStore {
                     created.push((id.clone(), inserted == 1));
                 }
                 let written = |k: usize| !only_new || created[k].1;
-                let sink = tx.copy_in(COPY_SQL).await?;
+                let sink = tx.copy_in(copy_sql().as_str()).await?;
                 let writer = BinaryCopyInWriter::new(sink, &COPY_TYPES);
                 let mut writer = std::pin::pin!(writer);
                 for (k, (id, b)) in owned.iter().enumerate() {

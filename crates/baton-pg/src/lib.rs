@@ -10,14 +10,17 @@
 mod archive;
 mod bridge;
 mod bulk;
+mod continuation;
 mod error;
 mod lineage;
+mod listing;
 mod maintenance;
 mod messages;
 mod schema;
 pub mod search;
 mod stats;
 mod store;
+mod transfer;
 pub mod tsvector;
 
 pub use store::PgStore;

@@ -17,8 +17,41 @@ pub const MESSAGE_COLUMNS: &str = "id, role, content, tool_call_id, tool_calls, 
 
 /// Rows per INSERT statement ([`PARAMS_PER_ROW`] parameters each, under PostgreSQL's 65,535).
 const ROWS_PER_INSERT: usize = 500;
+/// The columns of a stored message after its session id, in [`row_values`]'s order; the
+/// INSERT and COPY paths both write them.
+pub const ROW_COLUMNS: &str = "role, content, tool_call_id, tool_calls, tool_name, timestamp, \
+     finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, \
+     codex_message_items, token_count, raw_json, words, cjk, search_len";
+
 /// Parameters of one message row in an INSERT (the session id is shared).
-const PARAMS_PER_ROW: usize = 17;
+pub const PARAMS_PER_ROW: usize = 17;
+
+/// The values of [`ROW_COLUMNS`] for one message.
+pub fn row_values<'a>(
+    row: &'a MessageRow,
+    ts: &'a f64,
+    search: &'a SearchColumns,
+) -> [&'a (dyn ToSql + Sync); PARAMS_PER_ROW] {
+    [
+        &row.role,
+        &row.content,
+        &row.tool_call_id,
+        &row.tool_calls,
+        &row.tool_name,
+        ts,
+        &row.finish_reason,
+        &row.reasoning,
+        &row.reasoning_content,
+        &row.reasoning_details,
+        &row.codex_reasoning_items,
+        &row.codex_message_items,
+        &row.token_count,
+        &row.raw_json,
+        &search.words,
+        &search.cjk,
+        &search.len,
+    ]
+}
 
 /// Inserts `messages` into `session_id`, message `k` stamped `stamp(k)` (live appends bump a
 /// microsecond per message so a batch stays ordered by time as well as by id; copies keep the
@@ -43,12 +76,7 @@ pub async fn insert(
             let search = SearchColumns::of(&haystack);
             rows.push((row, ts, search));
         }
-        let mut sql = String::from(
-            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, \
-             tool_name, timestamp, finish_reason, reasoning, reasoning_content, \
-             reasoning_details, codex_reasoning_items, codex_message_items, token_count, \
-             raw_json, words, cjk, search_len) VALUES ",
-        );
+        let mut sql = format!("INSERT INTO messages (session_id, {ROW_COLUMNS}) VALUES ");
         let mut params: Vec<&(dyn ToSql + Sync)> =
             Vec::with_capacity(rows.len() * PARAMS_PER_ROW + 1);
         params.push(&session_id);
@@ -61,25 +89,7 @@ pub async fn insert(
                 .map(|j| format!("${}", base + j))
                 .collect();
             sql.push_str(&format!("($1, {})", marks.join(", ")));
-            params.extend([
-                &row.role as &(dyn ToSql + Sync),
-                &row.content,
-                &row.tool_call_id,
-                &row.tool_calls,
-                &row.tool_name,
-                ts,
-                &row.finish_reason,
-                &row.reasoning,
-                &row.reasoning_content,
-                &row.reasoning_details,
-                &row.codex_reasoning_items,
-                &row.codex_message_items,
-                &row.token_count,
-                &row.raw_json,
-                &search.words,
-                &search.cjk,
-                &search.len,
-            ]);
+            params.extend(row_values(row, ts, search));
         }
         client.execute(sql.as_str(), &params).await?;
     }

@@ -3,17 +3,16 @@
 
 use crate::bridge::Bridge;
 use crate::error::{is_retryable, pg, pool};
-use crate::lineage::{self, SESSION_COLUMNS, session_from_row};
+use crate::lineage;
 use crate::messages::{self, MESSAGE_COLUMNS};
 use baton_core::Message;
 use baton_core::usage::CanonicalUsage;
 use baton_store::continuation::ChildSettings;
-use baton_store::resolve::{MIN_ID_PREFIX, TitleMatch, choose_prefix, choose_tip};
 use baton_store::title::{clean_title, escape_like, next_numbered_title, split_numbered};
-use baton_store::transfer::{ImportOutcome, SessionExport, checksum};
+use baton_store::transfer::{ImportOutcome, SessionExport};
 use baton_store::{
     ListedSession, NewSession, Result, Session, SessionFilter, SessionStore, StoreError,
-    end_reason, new_session_id,
+    new_session_id,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use std::collections::HashMap;
@@ -163,92 +162,6 @@ impl PgStore {
             }
         })
     }
-
-    /// The trait's `start_continuation_with`: the parent row is locked (`FOR UPDATE`), so two
-    /// hosts compacting one session cannot both continue it.
-    fn continue_session(
-        &self,
-        parent_id: &str,
-        messages: &[Message],
-        settings: &ChildSettings,
-    ) -> Result<String> {
-        let parent_id = parent_id.to_string();
-        let messages = std::sync::Arc::new(messages.to_vec());
-        let settings = settings.clone();
-        let child_id = new_session_id();
-        let child = child_id.clone();
-        self.write(move |tx| {
-            let (parent_id, messages, settings, child) = (
-                parent_id.clone(),
-                messages.clone(),
-                settings.clone(),
-                child.clone(),
-            );
-            Box::pin(async move {
-                let (parent_id, messages, settings, child) =
-                    (&parent_id, messages.as_slice(), &settings, &child);
-                let row = tx
-                    .query_opt(
-                        "SELECT source, model, system_prompt, title, ended_at, end_reason \
-                         FROM sessions WHERE id = $1 FOR UPDATE",
-                        &[parent_id],
-                    )
-                    .await?
-                    .ok_or_else(|| StoreError::NotFound {
-                        id: parent_id.clone(),
-                    })?;
-                let source: String = row.get(0);
-                let model: Option<String> = row.get(1);
-                let system_prompt: Option<String> = row.get(2);
-                let title: Option<String> = row.get(3);
-                let ended_at: Option<f64> = row.get(4);
-                let reason: Option<String> = row.get(5);
-                if reason.as_deref() == Some(end_reason::COMPRESSION) {
-                    let existing = tx
-                        .query_opt(
-                            "SELECT id FROM sessions WHERE parent_session_id = $1 \
-                             ORDER BY started_at DESC LIMIT 1",
-                            &[parent_id],
-                        )
-                        .await?
-                        .map(|r| r.get(0));
-                    return Err(StoreError::AlreadyContinued {
-                        id: parent_id.clone(),
-                        child: existing,
-                    }
-                    .into());
-                }
-                let now = baton_store::session::now();
-                let ended = ended_at.unwrap_or(now);
-                tx.execute(
-                    "UPDATE sessions SET ended_at = $1, end_reason = 'compression' WHERE id = $2",
-                    &[&ended, parent_id],
-                )
-                .await?;
-                let child_title = match &title {
-                    Some(t) => Some(next_title(tx, t).await?),
-                    None => None,
-                };
-                tx.execute(
-                    "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, \
-                     started_at, title) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                    &[
-                        child,
-                        &source,
-                        &settings.model.clone().or(model),
-                        &settings.system_prompt.clone().or(system_prompt),
-                        parent_id,
-                        &now.max(ended),
-                        &child_title,
-                    ],
-                )
-                .await?;
-                append_in_tx(tx, child, messages, now.max(ended)).await?;
-                Ok(())
-            })
-        })?;
-        Ok(child_id)
-    }
 }
 
 fn pool_err(name: &str, e: deadpool_postgres::PoolError) -> StoreError {
@@ -269,7 +182,7 @@ pub(crate) async fn require_session(
 }
 
 /// The next title along the lineage of `raw` ("Refactor auth" -> "Refactor auth #2").
-async fn next_title(
+pub(crate) async fn next_title(
     client: &impl tokio_postgres::GenericClient,
     raw: &str,
 ) -> std::result::Result<String, TxError> {
@@ -286,7 +199,7 @@ async fn next_title(
 }
 
 /// Appends messages and bumps the session's counters, inside a transaction.
-async fn append_in_tx(
+pub(crate) async fn append_in_tx(
     tx: &Transaction<'_>,
     session_id: &str,
     messages: &[Message],
@@ -390,31 +303,6 @@ pub(crate) async fn add_usage_in_tx(
     .await
 }
 
-/// A session with its messages and timestamps.
-async fn export_in(
-    client: &impl tokio_postgres::GenericClient,
-    id: &str,
-) -> std::result::Result<Option<SessionExport>, TxError> {
-    let Some(session) = lineage::load_session(client, id).await? else {
-        return Ok(None);
-    };
-    let sql = format!(
-        "SELECT {MESSAGE_COLUMNS}, timestamp FROM messages WHERE session_id = $1 ORDER BY id"
-    );
-    let rows = client.query(sql.as_str(), &[&id]).await?;
-    let mut decoded = Vec::with_capacity(rows.len());
-    let mut timestamps = Vec::with_capacity(rows.len());
-    for row in &rows {
-        decoded.push(messages::decode(id, row).map_err(TxError::Store)?);
-        timestamps.push(row.get::<_, f64>(14));
-    }
-    Ok(Some(SessionExport {
-        session,
-        messages: decoded,
-        timestamps,
-    }))
-}
-
 impl SessionStore for PgStore {
     fn session_ids(&self) -> Result<Vec<String>> {
         self.read(move |client| async move {
@@ -429,77 +317,11 @@ impl SessionStore for PgStore {
 
     fn export_session(&self, id: &str) -> Result<Option<SessionExport>> {
         let id = id.to_string();
-        self.read(move |client| async move { export_in(&**client, &id).await })
+        self.read(move |client| async move { crate::transfer::export_in(&**client, &id).await })
     }
 
     fn import_session(&self, export: &SessionExport) -> Result<ImportOutcome> {
-        let export = std::sync::Arc::new(export.clone());
-        self.write(move |tx| {
-            let export = export.clone();
-            Box::pin(async move {
-                let s = &export.session;
-                let parent_present = match &s.parent_session_id {
-                    Some(p) => tx
-                        .query_opt("SELECT 1 FROM sessions WHERE id = $1", &[p])
-                        .await?
-                        .is_some(),
-                    None => false,
-                };
-                let parent = s.parent_session_id.clone().filter(|_| parent_present);
-                let inserted = tx
-                    .execute(
-                        "INSERT INTO sessions (id, source, user_id, model, system_prompt, \
-                         parent_session_id, started_at, ended_at, end_reason, message_count, \
-                         tool_call_count, input_tokens, output_tokens, cache_read_tokens, \
-                         cache_write_tokens, reasoning_tokens, estimated_cost_usd, title, \
-                         api_call_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-                         $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (id) DO NOTHING",
-                        &[
-                            &s.id,
-                            &s.source,
-                            &s.user_id,
-                            &s.model,
-                            &s.system_prompt,
-                            &parent,
-                            &s.started_at,
-                            &s.ended_at,
-                            &s.end_reason,
-                            &s.message_count,
-                            &s.tool_call_count,
-                            &s.input_tokens,
-                            &s.output_tokens,
-                            &s.cache_read_tokens,
-                            &s.cache_write_tokens,
-                            &s.reasoning_tokens,
-                            &s.estimated_cost_usd,
-                            &s.title,
-                            &s.api_call_count,
-                        ],
-                    )
-                    .await?;
-                if inserted == 0 {
-                    let existing = export_in(tx, &s.id).await?;
-                    return match existing {
-                        Some(e) if checksum(&e) == checksum(&export) => {
-                            Ok(ImportOutcome::AlreadyPresent)
-                        }
-                        _ => Err(StoreError::CopyConflict { id: s.id.clone() }.into()),
-                    };
-                }
-                let stamps = export.timestamps.clone();
-                let started = s.started_at;
-                let mut names = HashMap::new();
-                messages::insert(
-                    tx,
-                    &s.id,
-                    &export.messages,
-                    &move |k| stamps.get(k).copied().unwrap_or(started),
-                    &mut names,
-                )
-                .await?;
-                Ok(ImportOutcome::written(s, parent.is_some()))
-            })
-        })
+        self.import(export)
     }
 
     fn start_continuation_with(
@@ -595,71 +417,7 @@ impl SessionStore for PgStore {
     }
 
     fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<ListedSession>> {
-        let filter = filter.clone();
-        self.read(move |client| async move {
-            let mut clauses = Vec::new();
-            if !filter.include_children {
-                clauses.push(baton_store::lineage::ROOTS_AND_BRANCHES_SQL);
-            }
-            if filter.source.is_some() {
-                clauses.push("s.source = $1");
-            }
-            let where_sql = if clauses.is_empty() {
-                String::new()
-            } else {
-                format!("WHERE {}", clauses.join(" AND "))
-            };
-            let columns = SESSION_COLUMNS
-                .split(", ")
-                .map(|c| format!("s.{}", c.trim()))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let sql = format!(
-                "SELECT {columns} FROM sessions s {where_sql} \
-                 ORDER BY s.started_at DESC, s.id DESC LIMIT {} OFFSET {}",
-                filter.limit, filter.offset
-            );
-            let rows = match &filter.source {
-                Some(source) => client.query(sql.as_str(), &[source]).await?,
-                None => client.query(sql.as_str(), &[]).await?,
-            };
-            let mut out = Vec::with_capacity(rows.len());
-            for row in rows {
-                let session = session_from_row(&row);
-                let (session, root) =
-                    lineage::project_tip(&**client, session, filter.include_children).await?;
-                let first = root.clone().unwrap_or_else(|| session.id.clone());
-                let contents: Vec<String> = client
-                    .query(
-                        "SELECT content FROM messages WHERE session_id = $1 AND role = 'user' \
-                         AND content IS NOT NULL AND btrim(content) <> '' \
-                         ORDER BY timestamp, id LIMIT 20",
-                        &[&first],
-                    )
-                    .await?
-                    .iter()
-                    .map(|r| r.get(0))
-                    .collect();
-                let newest: Option<f64> = client
-                    .query_one(
-                        "SELECT MAX(timestamp) FROM messages WHERE session_id = $1",
-                        &[&session.id],
-                    )
-                    .await?
-                    .get(0);
-                let last_active = [newest, session.ended_at]
-                    .into_iter()
-                    .flatten()
-                    .fold(session.started_at, f64::max);
-                out.push(ListedSession {
-                    session,
-                    lineage_root_id: root,
-                    last_active,
-                    preview: baton_store::preview::first_user_line_of(&contents),
-                });
-            }
-            Ok(out)
-        })
+        self.listing(filter)
     }
 
     fn append_messages(&self, session_id: &str, messages: &[Message]) -> Result<()> {
@@ -763,49 +521,7 @@ impl SessionStore for PgStore {
     }
 
     fn resolve_session(&self, id_or_title: &str) -> Result<Option<String>> {
-        let input = id_or_title.to_string();
-        self.read(move |client| async move {
-            let exact = client
-                .query_opt("SELECT 1 FROM sessions WHERE id = $1", &[&input])
-                .await?;
-            if exact.is_some() {
-                return Ok(Some(input));
-            }
-            if let Ok(Some(cleaned)) = clean_title(&input) {
-                let rows = client
-                    .query(
-                        "SELECT id, title, started_at FROM sessions \
-                         WHERE title = $1 OR lower(title) LIKE lower($2) ESCAPE '\\'",
-                        &[&cleaned, &format!("{} #%", escape_like(&cleaned))],
-                    )
-                    .await?;
-                let matches: Vec<TitleMatch> = rows
-                    .iter()
-                    .filter_map(|r| TitleMatch::of(&cleaned, r.get(0), r.get(1), r.get(2)))
-                    .collect();
-                if !matches.is_empty() {
-                    let mut with_tips = Vec::with_capacity(matches.len());
-                    for m in matches {
-                        with_tips.push((lineage::compression_tip(&**client, &m.id).await?, m));
-                    }
-                    return Ok(Some(choose_tip(&input, with_tips)?));
-                }
-            }
-            if input.chars().count() < MIN_ID_PREFIX {
-                return Ok(None);
-            }
-            let ids: Vec<String> = client
-                .query(
-                    "SELECT id FROM sessions WHERE left(id, $2) = $1 \
-                     ORDER BY started_at DESC, id LIMIT 6",
-                    &[&input, &(input.chars().count() as i32)],
-                )
-                .await?
-                .iter()
-                .map(|r| r.get(0))
-                .collect();
-            Ok(choose_prefix(&input, ids)?)
-        })
+        self.resolve(id_or_title)
     }
 
     fn delete_session(&self, id: &str) -> Result<bool> {

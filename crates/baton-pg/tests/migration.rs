@@ -11,20 +11,6 @@ use baton_core::Message;
 use baton_pg::PgStore;
 use baton_store::{NewSession, SearchQuery, SessionStore};
 
-fn run(url: &str, sql: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        client.batch_execute(sql).await.unwrap();
-    });
-}
-
 fn hits(store: &PgStore, text: &str) -> usize {
     store.search(&SearchQuery::new(text)).unwrap().len()
 }
@@ -47,7 +33,7 @@ fn a_version_1_database_is_reindexed_and_its_phrases_found() {
         .unwrap();
     drop(store);
     // Back to version 1 as an older build left it: positional vectors, no search_len.
-    run(
+    pg::execute(
         &url,
         "UPDATE messages SET words = to_tsvector('simple', 'unrelated'), \
          cjk = ''::tsvector; ALTER TABLE messages DROP COLUMN search_len; \
@@ -71,7 +57,7 @@ fn a_database_newer_than_the_build_is_refused_by_name() {
         return;
     };
     drop(PgStore::connect(&url).unwrap());
-    run(
+    pg::execute(
         &url,
         "INSERT INTO baton_schema (version, description) VALUES (99, 'from the future')",
     );

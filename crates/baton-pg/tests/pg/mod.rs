@@ -37,22 +37,24 @@ pub fn fresh_schema() -> Option<String> {
             .unwrap()
             .subsec_nanos()
     );
+    execute(&url, &format!("CREATE SCHEMA {schema}"));
+    let sep = if url.contains('?') { '&' } else { '?' };
+    Some(format!("{url}{sep}options=-csearch_path%3D{schema}"))
+}
+
+/// Runs `sql` (one or more statements) on the server at `url`, outside any store.
+pub fn execute(url: &str, sql: &str) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
             .await
             .expect("connect to the test server");
         tokio::spawn(connection);
-        client
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
-            .await
-            .unwrap();
+        client.batch_execute(sql).await.unwrap();
     });
-    let sep = if url.contains('?') { '&' } else { '?' };
-    Some(format!("{url}{sep}options=-csearch_path%3D{schema}"))
 }
 
 pub fn fresh_store() -> Option<PgStore> {
