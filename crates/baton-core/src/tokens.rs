@@ -57,6 +57,26 @@ pub trait TokenCounter: Send + Sync {
     }
 }
 
+/// An upper bound of every byte-level BPE count (o200k, cl100k): a text's UTF-8 length, since
+/// each BPE token covers at least one byte. Counts nothing and costs a length read, so a whole
+/// record can be proven under a token target without running the tokenizer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Utf8Bound;
+
+impl TokenCounter for Utf8Bound {
+    fn name(&self) -> &'static str {
+        "utf8_bytes"
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        text.len()
+    }
+
+    fn is_exact(&self) -> bool {
+        false
+    }
+}
+
 /// Which counter to use; parsed from the CLI's `--encoding` and from config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Encoding {
@@ -824,6 +844,29 @@ mod tests {
         fn count_message(&self, message: &Message) -> usize {
             self.0.fetch_add(1, Ordering::Relaxed);
             message_tokens(self, message)
+        }
+    }
+
+    #[test]
+    fn the_utf8_bound_is_never_below_an_exact_count() {
+        let texts = [
+            "",
+            "a",
+            "Hello, world! 你好，世界！ こんにちは 🙂🙂🙂",
+            &"aaaa".repeat(300),
+            "fn main() { println!(\"{}\", 1 + 2); }\n\t\t",
+        ];
+        for encoding in [Encoding::O200k, Encoding::Cl100k] {
+            let exact = encoding.counter();
+            for t in texts {
+                assert!(Utf8Bound.count_text(t) >= exact.count_text(t), "{t:?}");
+            }
+            let m = Message::assistant_tool_calls(vec![crate::message::ToolCall::function(
+                "call_1",
+                "terminal",
+                r#"{"command":"ls -la /tmp"}"#,
+            )]);
+            assert!(message_tokens(&Utf8Bound, &m) >= exact.count_message(&m));
         }
     }
 

@@ -312,3 +312,46 @@ async fn stop_then_resume_reproduces_the_uninterrupted_output() {
     metrics.extend_from_slice(&second.metrics);
     assert_eq!(metrics, full.metrics, "metrics rows line up too");
 }
+
+/// A record whose UTF-8 length is within the target cannot count more tokens than that, so
+/// it is copied through without running the tokenizer and its metrics say the figure is a
+/// bound; a record over the target by bytes but not by tokens is counted exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_under_the_target_by_their_bytes_are_not_counted_and_say_so() {
+    use baton_core::trajectory::Record;
+    let short = json!({"id": "short", "messages": [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": "a.txt b.txt"},
+    ]})
+    .to_string();
+    // ~2,400 bytes of CJK text, well under 1,500 tokens.
+    let wide = json!({"id": "wide", "messages": [
+        {"role": "user", "content": "配置文件迁移到数据库".repeat(80)},
+        {"role": "assistant", "content": "完成"},
+    ]})
+    .to_string();
+    assert!(wide.len() > 1_500);
+    let text = format!("{short}\n{wide}\n");
+    let r = run(opts(1, 1, 4), &text).await;
+    assert_eq!(r.out, text.as_bytes(), "both copied through byte for byte");
+    let rows = rows(&r.metrics);
+    let exact = |line: &str| -> usize {
+        Record::parse(line.as_bytes())
+            .unwrap()
+            .conversation
+            .messages
+            .iter()
+            .map(|m| Encoding::O200k.counter().count_message(m))
+            .sum()
+    };
+    assert!(rows[0].tokens_bound && rows[0].skipped_under_target);
+    assert!(rows[0].original_tokens >= exact(&short));
+    assert!(!rows[1].tokens_bound && rows[1].skipped_under_target);
+    assert_eq!(rows[1].original_tokens, exact(&wide));
+    let metrics_text = String::from_utf8(r.metrics.clone()).unwrap();
+    assert_eq!(metrics_text.matches("\"tokens_bound\":true").count(), 1);
+    let agg = r.result.unwrap().aggregate;
+    assert_eq!(agg.not_counted, 1);
+    assert_eq!(agg.tokens_before, exact(&wide) as u64);
+    assert!(agg.to_text().contains("not counted: 1 records"));
+}

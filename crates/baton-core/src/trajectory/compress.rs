@@ -12,7 +12,7 @@ use crate::summary::prompt::{bound_input, serialize_turns};
 use crate::summary::redact::{redact, redact_owned_message};
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
-use crate::tokens::TokenCounter;
+use crate::tokens::{TokenCounter, Utf8Bound};
 use crate::trajectory::metrics::{Action, OverLimitReason, TrajectoryMetrics, ratio};
 use crate::trajectory::plan::{Plan, PlanConfig, plan};
 use crate::trajectory::record::{Record, RecordError};
@@ -147,6 +147,18 @@ impl TrajectoryCompressor {
         &self.summarizer
     }
 
+    /// The record's token bound ([`Utf8Bound`]) when the counter is a BPE and the bound is
+    /// within the target: such a record is copied through without running the tokenizer,
+    /// which was most of a pass over a dataset of mostly short records. `None` when it must
+    /// be counted (a rough counter is cheap, so it always counts).
+    fn provably_under_target(&self, messages: &[Message]) -> Option<usize> {
+        if !self.counter.is_exact() {
+            return None;
+        }
+        let bound: usize = messages.iter().map(|m| Utf8Bound.count_message(m)).sum();
+        (bound <= self.config.plan.target_max_tokens).then_some(bound)
+    }
+
     /// Parses, counts and plans one line (`line` is its 1-based number, for metrics). A line
     /// that is not a record comes back with its bytes, so the caller can still copy it.
     pub fn prepare(&self, line: u64, bytes: Vec<u8>) -> Result<Prepared, Malformed> {
@@ -155,29 +167,31 @@ impl TrajectoryCompressor {
             Err(error) => return Err(Malformed { error, bytes }),
         };
         let messages = &record.conversation.messages;
+        if let Some(bound) = self.provably_under_target(messages) {
+            return Ok(Prepared::Done(Done {
+                output: Some(bytes),
+                metrics: TrajectoryMetrics {
+                    tokens_bound: true,
+                    ..TrajectoryMetrics::unchanged(
+                        line,
+                        record.id(),
+                        record.format,
+                        messages.len(),
+                        bound,
+                    )
+                },
+            }));
+        }
         let counts: Vec<usize> = messages
             .iter()
             .map(|m| self.counter.count_message(m))
             .collect();
         let total: usize = counts.iter().sum();
         let unchanged = |blocked: Option<OverLimitReason>| TrajectoryMetrics {
-            line,
-            id: record.id(),
-            action: Action::Unchanged,
-            format: Some(record.format),
-            original_tokens: total,
-            compressed_tokens: total,
-            original_turns: messages.len(),
-            compressed_turns: messages.len(),
-            turns_summarized: 0,
-            summarized_range: None,
-            compression_ratio: 1.0,
             skipped_under_target: blocked.is_none(),
             still_over_limit: blocked.is_some(),
             over_limit_reason: blocked,
-            summarizer_failed: false,
-            summarizer_error: None,
-            error: None,
+            ..TrajectoryMetrics::unchanged(line, record.id(), record.format, messages.len(), total)
         };
         let (start, end) = match plan(messages, &counts, &self.config.plan) {
             Plan::UnderTarget => {
@@ -283,6 +297,7 @@ impl TrajectoryCompressor {
             summarizer_failed: failure.is_some(),
             summarizer_error: failure,
             error: None,
+            tokens_bound: false,
         };
         if compressed_tokens >= original_tokens {
             return Done {

@@ -61,6 +61,11 @@ pub struct TrajectoryMetrics {
     pub format: Option<RecordFormat>,
     pub original_tokens: usize,
     pub compressed_tokens: usize,
+    /// `original_tokens` and `compressed_tokens` are an upper bound (the record's UTF-8 bytes
+    /// plus message framing), not a count: the record was proven under the target by it and
+    /// copied through without running the tokenizer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_bound: bool,
     pub original_turns: usize,
     pub compressed_turns: usize,
     /// Turns replaced by the summary (0 when nothing was summarized).
@@ -104,6 +109,37 @@ impl TrajectoryMetrics {
             summarizer_failed: false,
             summarizer_error: None,
             error: Some(error),
+            tokens_bound: false,
+        }
+    }
+
+    /// A row for a record written back unchanged because it is under the target.
+    pub fn unchanged(
+        line: u64,
+        id: Option<String>,
+        format: RecordFormat,
+        turns: usize,
+        tokens: usize,
+    ) -> Self {
+        TrajectoryMetrics {
+            line,
+            id,
+            action: Action::Unchanged,
+            format: Some(format),
+            original_tokens: tokens,
+            compressed_tokens: tokens,
+            original_turns: turns,
+            compressed_turns: turns,
+            turns_summarized: 0,
+            summarized_range: None,
+            compression_ratio: 1.0,
+            skipped_under_target: true,
+            still_over_limit: false,
+            over_limit_reason: None,
+            summarizer_failed: false,
+            summarizer_error: None,
+            error: None,
+            tokens_bound: false,
         }
     }
 
@@ -133,6 +169,10 @@ pub struct Aggregate {
     pub still_over_limit: u64,
     pub over_limit_reasons: BTreeMap<OverLimitReason, u64>,
     pub summarizer_failures: u64,
+    /// Records copied through as provably under the target by their byte length, without
+    /// being counted; their tokens are not in `tokens_before` / `tokens_after`.
+    pub not_counted: u64,
+    /// Tokens of the counted records (exact with a BPE counter).
     pub tokens_before: u64,
     pub tokens_after: u64,
     pub turns_before: u64,
@@ -155,6 +195,7 @@ impl Default for Aggregate {
             still_over_limit: 0,
             over_limit_reasons: BTreeMap::new(),
             summarizer_failures: 0,
+            not_counted: 0,
             tokens_before: 0,
             tokens_after: 0,
             turns_before: 0,
@@ -188,8 +229,12 @@ impl Aggregate {
             }
         }
         self.summarizer_failures += u64::from(m.summarizer_failed);
-        self.tokens_before += m.original_tokens as u64;
-        self.tokens_after += m.compressed_tokens as u64;
+        if m.tokens_bound {
+            self.not_counted += 1;
+        } else {
+            self.tokens_before += m.original_tokens as u64;
+            self.tokens_after += m.compressed_tokens as u64;
+        }
         self.turns_before += m.original_turns as u64;
         self.turns_after += m.compressed_turns as u64;
     }
@@ -247,6 +292,7 @@ impl Aggregate {
                 "malformed_copied": self.malformed_copied,
                 "malformed_skipped": self.malformed_skipped,
                 "summarizer_failures": self.summarizer_failures,
+                "not_counted_under_byte_bound": self.not_counted,
             },
             "tokens": {
                 "before": self.tokens_before,
@@ -304,6 +350,13 @@ impl Aggregate {
                 "\n  {}: {}",
                 group_digits(*n),
                 describe_reason(*reason)
+            ));
+        }
+        if self.not_counted > 0 {
+            out.push_str(&format!(
+                "\nnot counted: {} records under the target by their byte length alone \
+                 (copied through; the token figures above are of the other records)",
+                group_digits(self.not_counted)
             ));
         }
         if self.summarizer_failures > 0 {
