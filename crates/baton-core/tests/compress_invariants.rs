@@ -209,12 +209,9 @@ proptest! {
                 summary <= (budgets.max_summary_tokens as f64 * 1.25) as u64 + ledger_allowance,
                 "summary {} over budget {}", summary, budgets.max_summary_tokens
             );
-            // The latest user message is kept verbatim even when it lies before the tail.
-            let latest = input
-                .iter()
-                .rev()
-                .find(|m| m.role == Role::User && !m.text().trim().is_empty())
-                .map_or(0, |m| RoughCounter.count_message(m) as u64);
+            // The latest user message is kept verbatim even when it lies before the tail; an
+            // image sent without text is a request too (and costs an image's flat tokens).
+            let latest = latest_user(&input).map_or(0, |m| RoughCounter.count_message(m) as u64);
             // Assembly adds only the prefix, end marker and compaction note.
             prop_assert!(result.tokens_after <= head + tail + latest + summary + 600,
                 "after {} > head {} + tail {} + latest user {} + summary {}", result.tokens_after, head, tail, latest, summary);
