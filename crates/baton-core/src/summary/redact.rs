@@ -63,7 +63,21 @@ fn might_contain_secret(text: &str) -> bool {
             Some(set) => set.is_match(text),
             None => true,
         };
-    triggered || SHAPES.as_ref().is_none_or(|set| set.is_match(text))
+    triggered || (shape_possible(text) && SHAPES.as_ref().is_none_or(|set| set.is_match(text)))
+}
+
+/// Whether `text` holds what every [`SHAPE_KEYS`] match needs: the literal `SK`, or a `.`,
+/// six token characters and another `.` (the middle of a Discord-style token). Checked with
+/// byte scans, because the shapes have no literal prefix of their own: their set's DFA ran
+/// over every byte of every message (the largest part of redaction on real transcripts).
+fn shape_possible(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if memchr::memmem::find(bytes, b"SK").is_some() {
+        return true;
+    }
+    let token = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
+    memchr::memchr_iter(b'.', bytes)
+        .any(|i| bytes.get(i + 7) == Some(&b'.') && bytes[i + 1..i + 7].iter().all(token))
 }
 
 /// Lazy-DFA cache of the rule set, per thread that searches with it.
