@@ -1,0 +1,122 @@
+//! Ingest and search on the shared benchmark inputs (`../shared/bench/make_inputs.py`), the
+//! inputs the reference design's figures were taken on, so the README can put ours beside
+//! them. Skipped with a note when `../shared` is absent.
+//!
+//! Run: `cargo bench -p baton-store --bench shared_inputs`.
+//!
+//! Reports:
+//! - ingest: `normalized_all` (885 conversations, 12,977 messages) into a fresh database per
+//!   sample, criterion; and `corpus_x16` (14,160 conversations, 207,632 messages) once, with
+//!   the database's size per million messages;
+//! - search: p50/p99 per query class on the `corpus_x16` database, plus criterion per class.
+
+#![allow(clippy::expect_used)]
+
+#[path = "../../baton-core/benches/common/shared_inputs.rs"]
+mod shared_inputs;
+
+#[path = "common/corpus.rs"]
+mod corpus_data;
+
+use baton_core::Message;
+use baton_core::formats::load_file;
+use baton_store::{SearchQuery, SqliteStore, search};
+use corpus_data::{CLASSES, report_latencies};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const BATCH: usize = 500;
+
+/// The conversations of input `name`.
+fn conversations(dir: &Path, name: &str) -> Option<Vec<Vec<Message>>> {
+    let path = shared_inputs::input(dir, name)?;
+    let doc = load_file(&path, None).ok()?;
+    Some(
+        doc.conversations
+            .into_iter()
+            .map(|c| c.messages)
+            .filter(|m| !m.is_empty())
+            .collect(),
+    )
+}
+
+/// Stores every message of `convs` once, in transactions of about [`BATCH`] messages.
+fn ingest(store: &SqliteStore, convs: &[Vec<Message>], tag: &str) -> usize {
+    let total = convs.iter().map(Vec::len).sum();
+    corpus_data::fill(convs, total, BATCH, tag, &mut |sessions| {
+        store.write_batch(sessions).expect("write batch");
+    })
+}
+
+fn run_query(store: &SqliteStore, text: &str) -> usize {
+    let mut q = SearchQuery::new(text);
+    q.limit = 10;
+    store.read(|c| Ok(search(c, &q)?)).expect("search").len()
+}
+
+fn bench(c: &mut Criterion) {
+    let Some(dir) = shared_inputs::dir() else {
+        return;
+    };
+    if let Some(convs) = conversations(&dir, "normalized_all") {
+        let n: usize = convs.iter().map(Vec::len).sum();
+        let mut group = c.benchmark_group("ingest shared");
+        group.sample_size(10);
+        group.measurement_time(Duration::from_secs(20));
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function("normalized_all", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let tmp = tempfile::tempdir().expect("tempdir");
+                    let store = SqliteStore::open(tmp.path().join("state.db")).expect("open");
+                    let start = Instant::now();
+                    black_box(ingest(&store, &convs, "n"));
+                    total += start.elapsed();
+                }
+                total
+            });
+        });
+        group.finish();
+    }
+    let Some(convs) = conversations(&dir, "corpus_x16") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("state.db");
+    let store = SqliteStore::open(&path).expect("open");
+    let start = Instant::now();
+    let stored = ingest(&store, &convs, "x16");
+    let secs = start.elapsed().as_secs_f64();
+    store
+        .read(|c| {
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            Ok(())
+        })
+        .expect("checkpoint");
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "corpus_x16: {stored} messages in {secs:.1} s, {:.0} messages/s; {:.2} GB per million messages",
+        stored as f64 / secs,
+        bytes as f64 / 1e9 * 1e6 / stored as f64
+    );
+    report_latencies(&|q| run_query(&store, q));
+    let mut group = c.benchmark_group("search shared corpus_x16");
+    group.sample_size(20);
+    for (class, queries) in CLASSES {
+        group.throughput(Throughput::Elements(queries.len() as u64));
+        group.bench_function(class, |b| {
+            b.iter(|| {
+                for q in queries {
+                    black_box(run_query(&store, q));
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
