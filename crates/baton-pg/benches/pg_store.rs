@@ -19,8 +19,8 @@ mod corpus_data;
 
 use baton_core::Message;
 use baton_pg::PgStore;
-use baton_store::{SearchQuery, SessionStore};
-use corpus_data::{CLASSES, corpus, report_latencies};
+use baton_store::SessionStore;
+use corpus_data::{bench_classes, corpus, report_latencies, top10};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -101,12 +101,6 @@ fn bench_ingest(c: &mut Criterion) {
     group.finish();
 }
 
-fn run_query(store: &PgStore, text: &str) -> usize {
-    let mut q = SearchQuery::new(text);
-    q.limit = 10;
-    store.search(&q).expect("search").len()
-}
-
 /// The large database: built into schema `bench_<n>` on first use, reused afterwards.
 fn large_store(url: &str, corpus: &[Vec<Message>], n: usize) -> PgStore {
     let schema = format!("bench_{n}");
@@ -142,19 +136,8 @@ fn bench_search(c: &mut Criterion) {
         size as f64 / 1e6,
         size as f64 / 1e6 * 1e6 / n as f64
     );
-    report_latencies(&|q| run_query(&store, q));
-    let mut group = c.benchmark_group("pg search");
-    group.sample_size(20);
-    for (class, queries) in CLASSES {
-        group.bench_function(class, |b| {
-            b.iter(|| {
-                for q in queries {
-                    black_box(run_query(&store, q));
-                }
-            })
-        });
-    }
-    group.finish();
+    report_latencies(&|q| top10(&store, q));
+    bench_classes(c, "pg search", &|q| top10(&store, q));
 }
 
 /// Bytes of a schema's tables with their TOAST and indexes.

@@ -20,8 +20,8 @@ mod corpus_data;
 
 use baton_core::Message;
 use baton_core::formats::load_file;
-use baton_store::{SearchQuery, SqliteStore, search};
-use corpus_data::{CLASSES, report_latencies};
+use baton_store::SqliteStore;
+use corpus_data::{bench_classes, report_latencies, top10};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -48,12 +48,6 @@ fn ingest(store: &SqliteStore, convs: &[Vec<Message>], tag: &str) -> usize {
     corpus_data::fill(convs, total, BATCH, tag, &mut |sessions| {
         store.write_batch(sessions).expect("write batch");
     })
-}
-
-fn run_query(store: &SqliteStore, text: &str) -> usize {
-    let mut q = SearchQuery::new(text);
-    q.limit = 10;
-    store.read(|c| Ok(search(c, &q)?)).expect("search").len()
 }
 
 fn bench(c: &mut Criterion) {
@@ -102,20 +96,8 @@ fn bench(c: &mut Criterion) {
         stored as f64 / secs,
         bytes as f64 / 1e9 * 1e6 / stored as f64
     );
-    report_latencies(&|q| run_query(&store, q));
-    let mut group = c.benchmark_group("search shared corpus_x16");
-    group.sample_size(20);
-    for (class, queries) in CLASSES {
-        group.throughput(Throughput::Elements(queries.len() as u64));
-        group.bench_function(class, |b| {
-            b.iter(|| {
-                for q in queries {
-                    black_box(run_query(&store, q));
-                }
-            })
-        });
-    }
-    group.finish();
+    report_latencies(&|q| top10(&store, q));
+    bench_classes(c, "search shared corpus_x16", &|q| top10(&store, q));
 }
 
 criterion_group!(benches, bench);

@@ -19,7 +19,7 @@
 #![allow(clippy::expect_used)]
 
 use baton_core::Message;
-use baton_store::{SearchQuery, SqliteStore, search};
+use baton_store::SqliteStore;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ const INGEST_MESSAGES: usize = 50_000;
 
 #[path = "common/corpus.rs"]
 mod corpus_data;
-use corpus_data::{CLASSES, corpus, repo_root, report_latencies};
+use corpus_data::{bench_classes, corpus, repo_root, report_latencies, top10};
 
 /// [`corpus_data::fill`] into a SQLite store with `write_batch`.
 fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
@@ -100,12 +100,6 @@ fn large_db(corpus: &[Vec<Message>], n: usize) -> PathBuf {
     path
 }
 
-fn run_query(store: &SqliteStore, text: &str) -> usize {
-    let mut q = SearchQuery::new(text);
-    q.limit = 10;
-    store.read(|c| Ok(search(c, &q)?)).expect("search").len()
-}
-
 fn bench_search(c: &mut Criterion) {
     let corpus = corpus();
     if corpus.is_empty() {
@@ -124,20 +118,8 @@ fn bench_search(c: &mut Criterion) {
         bytes as f64 / 1e6 * 1e6 / n as f64
     );
     let store = SqliteStore::open_read_only(&path).expect("open");
-    report_latencies(&|q| run_query(&store, q));
-    let mut group = c.benchmark_group("store search");
-    group.sample_size(20);
-    for (class, queries) in CLASSES {
-        group.throughput(Throughput::Elements(queries.len() as u64));
-        group.bench_function(class, |b| {
-            b.iter(|| {
-                for q in queries {
-                    black_box(run_query(&store, q));
-                }
-            })
-        });
-    }
-    group.finish();
+    report_latencies(&|q| top10(&store, q));
+    bench_classes(c, "store search", &|q| top10(&store, q));
 }
 
 criterion_group!(benches, bench_ingest, bench_search);

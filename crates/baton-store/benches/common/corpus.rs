@@ -5,7 +5,8 @@
 
 use baton_core::Message;
 use baton_core::formats::load_file;
-use baton_store::{NewSession, SessionBatch};
+use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore};
+use criterion::{Criterion, Throughput};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -168,4 +169,28 @@ pub fn report_latencies(run: &dyn Fn(&str) -> usize) {
             slowest.1,
         );
     }
+}
+
+/// Runs one search for `text` with the benchmarks' limit (10 hits) and returns the hit count.
+pub fn top10(store: &dyn SessionStore, text: &str) -> usize {
+    let mut q = SearchQuery::new(text);
+    q.limit = 10;
+    store.search(&q).expect("search").len()
+}
+
+/// A criterion group `name` with one benchmark per query class, each running its queries.
+pub fn bench_classes(c: &mut Criterion, name: &str, run: &dyn Fn(&str) -> usize) {
+    let mut group = c.benchmark_group(name);
+    group.sample_size(20);
+    for (class, queries) in CLASSES {
+        group.throughput(Throughput::Elements(queries.len() as u64));
+        group.bench_function(class, |b| {
+            b.iter(|| {
+                for q in queries {
+                    black_box(run(q));
+                }
+            })
+        });
+    }
+    group.finish();
 }
