@@ -6,6 +6,10 @@
 //! alone when the corpus is absent. Size: `BATON_TRAJ_BENCH_MB` (default 16; the README's
 //! figures use 1024).
 //!
+//! Also the shared benchmark input `sharegpt_x6` (`../shared/bench`; 5,310 ShareGPT records,
+//! 78 MB), all cores, the input the reference design's 6.5 s was taken on; skipped with a
+//! note without `../shared`.
+//!
 //! `cargo bench -p baton-core --bench trajectories`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -19,6 +23,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::io::{BufReader, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+#[path = "common/shared_inputs.rs"]
+mod shared_inputs;
 
 fn corpus_lines() -> Vec<String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -148,5 +155,27 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// `sharegpt_x6` with every core, as `baton trajectories compress` runs by default.
+fn bench_shared(c: &mut Criterion) {
+    let Some(dir) = shared_inputs::dir() else {
+        return;
+    };
+    let Some(path) = shared_inputs::input(&dir, "sharegpt_x6") else {
+        return;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("trajectories shared");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(5_310));
+    group.bench_function("sharegpt_x6", |b| {
+        b.iter(|| assert_eq!(run_once(&path, cores, &rt), 5_310));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_shared);
 criterion_main!(benches);
