@@ -20,9 +20,8 @@ mod corpus_data;
 use baton_core::Message;
 use baton_pg::PgStore;
 use baton_store::SessionStore;
-use corpus_data::{bench_classes, corpus, report_latencies, top10};
+use corpus_data::{bench_classes, corpus, report_latencies, time_fresh_ingests, top10};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const BATCH: usize = 5_000;
@@ -65,6 +64,34 @@ fn schema_url(url: &str, schema: &str) -> String {
     format!("{url}{sep}options=-csearch_path%3D{schema}")
 }
 
+/// A store on a new schema, dropped with it.
+struct FreshSchema {
+    store: PgStore,
+    url: String,
+    schema: String,
+}
+
+impl FreshSchema {
+    fn new(url: &str, schema: &str) -> Self {
+        admin(
+            url,
+            &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
+        );
+        let store = PgStore::connect(&schema_url(url, schema)).expect("connect");
+        FreshSchema {
+            store,
+            url: url.to_string(),
+            schema: schema.to_string(),
+        }
+    }
+}
+
+impl Drop for FreshSchema {
+    fn drop(&mut self) {
+        admin(&self.url, &format!("DROP SCHEMA {} CASCADE", self.schema));
+    }
+}
+
 /// [`corpus_data::fill`] into the PostgreSQL store with its COPY path.
 fn fill(store: &PgStore, corpus: &[Vec<Message>], target: usize, tag: &str) -> usize {
     corpus_data::fill(corpus, target, BATCH, tag, &mut |sessions| {
@@ -81,21 +108,11 @@ fn bench_ingest(c: &mut Criterion) {
     group.throughput(Throughput::Elements(INGEST_MESSAGES as u64));
     group.bench_function("50k messages, COPY, GIN on", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for i in 0..iters {
-                let schema = format!("ingest_{}_{i}", std::process::id());
-                admin(
-                    &url,
-                    &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
-                );
-                let store = PgStore::connect(&schema_url(&url, &schema)).expect("connect");
-                let start = Instant::now();
-                black_box(fill(&store, &corpus, INGEST_MESSAGES, "ingest"));
-                total += start.elapsed();
-                drop(store);
-                admin(&url, &format!("DROP SCHEMA {schema} CASCADE"));
-            }
-            total
+            time_fresh_ingests(
+                iters,
+                &|i| FreshSchema::new(&url, &format!("ingest_{}_{i}", std::process::id())),
+                &|fresh| fill(&fresh.store, &corpus, INGEST_MESSAGES, "ingest"),
+            )
         });
     });
     group.finish();

@@ -446,6 +446,9 @@ fn holds_long_phrases(row: &Row, must: &[(Term, TermHits)]) -> bool {
         Some(&row.tool_name),
         Some(&row.tool_calls),
     );
+    // Each tokenization of the text is made at most once per hit, whatever the terms.
+    let words = std::cell::OnceCell::new();
+    let bigram_stream = std::cell::OnceCell::new();
     must.iter().all(|(term, _)| {
         let Some((want, prefix, bigrams)) = long_sequence(term) else {
             return true;
@@ -455,8 +458,15 @@ fn holds_long_phrases(row: &Row, must: &[(Term, TermHits)]) -> bool {
         if bigrams && text.contains(term.text.as_str()) {
             return true;
         }
-        let in_bigrams = holds_sequence(&bigram_tokens(&text), &want, prefix);
-        in_bigrams || (!bigrams && holds_sequence(&tokens(&text), &want, prefix))
+        let in_words = || holds_sequence(words.get_or_init(|| tokens(&text)), &want, prefix);
+        let in_bigrams = || {
+            holds_sequence(
+                bigram_stream.get_or_init(|| bigram_tokens(&text)),
+                &want,
+                prefix,
+            )
+        };
+        (!bigrams && in_words()) || in_bigrams()
     })
 }
 

@@ -21,9 +21,8 @@ mod corpus_data;
 use baton_core::Message;
 use baton_core::formats::load_file;
 use baton_store::SqliteStore;
-use corpus_data::{bench_classes, report_latencies, top10};
+use corpus_data::{FreshDb, bench_classes, report_latencies, time_fresh_ingests, top10};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -62,15 +61,9 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function("normalized_all", |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let tmp = tempfile::tempdir().expect("tempdir");
-                    let store = SqliteStore::open(tmp.path().join("state.db")).expect("open");
-                    let start = Instant::now();
-                    black_box(ingest(&store, &convs, "n"));
-                    total += start.elapsed();
-                }
-                total
+                time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
+                    ingest(&db.store, &convs, "n")
+                })
             });
         });
         group.finish();

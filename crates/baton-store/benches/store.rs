@@ -21,7 +21,6 @@
 use baton_core::Message;
 use baton_store::SqliteStore;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,9 @@ const INGEST_MESSAGES: usize = 50_000;
 
 #[path = "common/corpus.rs"]
 mod corpus_data;
-use corpus_data::{bench_classes, corpus, repo_root, report_latencies, top10};
+use corpus_data::{
+    FreshDb, bench_classes, corpus, repo_root, report_latencies, time_fresh_ingests, top10,
+};
 
 /// [`corpus_data::fill`] into a SQLite store with `write_batch`.
 fn fill(store: &SqliteStore, corpus: &[Vec<Message>], target: usize) -> usize {
@@ -51,15 +52,9 @@ fn bench_ingest(c: &mut Criterion) {
     group.throughput(Throughput::Elements(INGEST_MESSAGES as u64));
     group.bench_function("50k messages, FTS on", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let dir = tempfile::tempdir().expect("tempdir");
-                let store = SqliteStore::open(dir.path().join("state.db")).expect("open");
-                let start = Instant::now();
-                black_box(fill(&store, &corpus, INGEST_MESSAGES));
-                total += start.elapsed();
-            }
-            total
+            time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
+                fill(&db.store, &corpus, INGEST_MESSAGES)
+            })
         });
     });
     group.finish();

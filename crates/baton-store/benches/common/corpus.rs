@@ -5,7 +5,7 @@
 
 use baton_core::Message;
 use baton_core::formats::load_file;
-use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore};
+use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore, SqliteStore};
 use criterion::{Criterion, Throughput};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -193,4 +193,37 @@ pub fn bench_classes(c: &mut Criterion, name: &str, run: &dyn Fn(&str) -> usize)
         });
     }
     group.finish();
+}
+
+/// Criterion's total for `iters` ingests, each into a store `fresh(i)` makes (not timed),
+/// timing only `ingest`; the store is dropped (and anything `fresh` set up for it is
+/// removed by its `Drop`) outside the timed part.
+pub fn time_fresh_ingests<S>(
+    iters: u64,
+    fresh: &dyn Fn(u64) -> S,
+    ingest: &dyn Fn(&S) -> usize,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for i in 0..iters {
+        let store = fresh(i);
+        let start = Instant::now();
+        black_box(ingest(&store));
+        total += start.elapsed();
+        drop(store);
+    }
+    total
+}
+
+/// A new database in its own temporary folder, removed when dropped.
+pub struct FreshDb {
+    pub store: SqliteStore,
+    _dir: tempfile::TempDir,
+}
+
+impl FreshDb {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(dir.path().join("state.db")).expect("open");
+        FreshDb { store, _dir: dir }
+    }
 }

@@ -8,7 +8,9 @@ use crate::commands::Failure;
 use crate::commands::compress_settings::{Window, window};
 use crate::commands::llm::provider_from_flags;
 use crate::commands::prices::price_table;
-use crate::commands::sessions::{db_path, open_for_write, resolve, store_err};
+use crate::commands::sessions::{
+    db_path, open_for_write, postgres_url, resolve, store_err, store_location,
+};
 use crate::commands::settings::{FlagValue, Settings};
 use baton_agent::{Agent, AgentBuilder, AgentConfig, AgentError, Approver, SystemPromptBuilder};
 use baton_config::{Config, Value};
@@ -58,7 +60,7 @@ impl Launch {
             args.api_key_env.as_deref(),
             http_settings(args.timeout),
         )?;
-        let db = store_location(args, settings);
+        let db = store_location(args.db.as_deref(), settings);
         let store = open_store(db.as_deref())?;
         let workdir = match &args.workdir {
             Some(dir) => dir.clone(),
@@ -216,19 +218,6 @@ fn resume_target(args: &ChatArgs, store: &dyn SessionStore) -> Result<Option<Str
         };
     }
     Ok(None)
-}
-
-/// Where the sessions live: `--db`, else `[store] url` in config.toml, else the default file.
-fn store_location(args: &ChatArgs, settings: &Settings) -> Option<PathBuf> {
-    args.db
-        .clone()
-        .or_else(|| Config::text(&settings.config.store_url).map(|(url, _)| PathBuf::from(url)))
-}
-
-/// A `postgres://` location, as text.
-fn postgres_url(db: Option<&Path>) -> Option<&str> {
-    db.and_then(Path::to_str)
-        .filter(|u| baton_pg::is_postgres_url(u))
 }
 
 /// The store at `db`: a PostgreSQL URL, or a SQLite file (created with its folder when

@@ -82,13 +82,8 @@ pub fn run(
     if let SessionsCommand::Copy(a) = &args.command {
         return copy::run(args.json, a);
     }
-    // `--db`, else `[store] url` in config.toml, else the default file.
-    let db = args.db.clone().or_else(|| {
-        baton_config::Config::text(&settings.config.store_url).map(|(url, _)| PathBuf::from(url))
-    });
-    if let Some(url) = db.as_deref().and_then(Path::to_str)
-        && baton_pg::is_postgres_url(url)
-    {
+    let db = store_location(args.db.as_deref(), settings);
+    if let Some(url) = postgres_url(db.as_deref()) {
         return on_postgres(url, args, settings);
     }
     let path = db_path(db.as_deref())?;
@@ -111,6 +106,23 @@ pub fn run(
         SessionsCommand::Import(a) => import::run(&path, json, a),
         SessionsCommand::Copy(a) => copy::run(json, a),
     }
+}
+
+/// Where the sessions live: `--db`, else `[store] url` in config.toml; `None` means the
+/// default file ([`db_path`]). Shared by `sessions` and `chat`.
+pub(crate) fn store_location(
+    explicit: Option<&Path>,
+    settings: &crate::commands::settings::Settings,
+) -> Option<PathBuf> {
+    explicit.map(Path::to_path_buf).or_else(|| {
+        baton_config::Config::text(&settings.config.store_url).map(|(url, _)| PathBuf::from(url))
+    })
+}
+
+/// The location as a `postgres://` URL, when it is one.
+pub(crate) fn postgres_url(db: Option<&Path>) -> Option<&str> {
+    db.and_then(Path::to_str)
+        .filter(|u| baton_pg::is_postgres_url(u))
 }
 
 /// Every command on a PostgreSQL store (`--db postgres://…`), through the same store trait as
