@@ -8,7 +8,7 @@ use crate::messages::{ROW_COLUMNS, for_postgres, haystack, row_values};
 use crate::store::{PgStore, TxError, add_usage_in_tx, set_title_in_tx};
 use crate::tsvector::SearchColumns;
 use baton_core::Message;
-use baton_store::codec::to_row;
+use baton_store::codec::{RawJson, to_row};
 use baton_store::{Result, SessionBatch, new_session_id};
 use std::collections::HashMap;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
@@ -48,7 +48,7 @@ async fn copy_row(
     ts: f64,
     names: &HashMap<String, String>,
 ) -> std::result::Result<(), tokio_postgres::Error> {
-    let row = for_postgres(to_row(m, names));
+    let row = for_postgres(to_row(m, names, RawJson::Always));
     let search = SearchColumns::of(&haystack(&row));
     let mut fields: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(COPY_TYPES.len());
     fields.push(&session_id);

@@ -4,7 +4,7 @@
 
 use crate::tsvector::SearchColumns;
 use baton_core::Message;
-use baton_store::codec::{JSON_CONTENT_SENTINEL, MessageRow, row_to_value, to_row};
+use baton_store::codec::{JSON_CONTENT_SENTINEL, MessageRow, RawJson, row_to_value, to_row};
 use baton_store::{Result, StoreError};
 use std::collections::HashMap;
 use tokio_postgres::types::ToSql;
@@ -70,7 +70,7 @@ pub async fn insert(
             for call in m.calls() {
                 call_names.insert(call.id.clone(), call.function.name.clone());
             }
-            let row = for_postgres(to_row(m, call_names));
+            let row = for_postgres(to_row(m, call_names, RawJson::Always));
             let haystack = haystack(&row);
             let ts = stamp(chunk_index * ROWS_PER_INSERT + k);
             let search = SearchColumns::of(&haystack);

@@ -1,8 +1,12 @@
 //! Converting messages to `messages` rows and back.
 //!
 //! The reference columns are filled so reference tools (and full-text search) see our data, and
-//! `raw_json` keeps the message exactly as appended. Reading prefers `raw_json`; rows written by
-//! the reference (no `raw_json`) are rebuilt from the columns.
+//! `raw_json` keeps the message exactly as appended wherever the columns would lose something
+//! of it (a tool result's `name`, provider-specific fields, an absent `content`). Most messages
+//! rebuild exactly from their columns, and storing their JSON a second time was a third of the
+//! database; [`to_row`] checks the rebuild and leaves `raw_json` empty only when it is exact.
+//! Reading prefers `raw_json`; rows without it (ours, and every row the reference wrote) are
+//! rebuilt from the columns.
 
 use baton_core::tokens::{RoughCounter, TokenCounter};
 use baton_core::{Content, Message, Role};
@@ -32,9 +36,19 @@ pub struct MessageRow {
     pub token_count: Option<i64>,
 }
 
+/// When a row carries the message's JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawJson {
+    /// Every row (a backend whose columns are themselves lossy, such as PostgreSQL's, which
+    /// cannot hold NUL).
+    Always,
+    /// Only rows whose columns do not rebuild the message exactly.
+    WhereColumnsLose,
+}
+
 /// Columns of a message for storage. `call_names` maps tool-call ids seen so far to their
 /// function names, to fill `tool_name` on tool results that do not carry a `name`.
-pub fn to_row(m: &Message, call_names: &HashMap<String, String>) -> MessageRow {
+pub fn to_row(m: &Message, call_names: &HashMap<String, String>, raw: RawJson) -> MessageRow {
     let tool_calls = m
         .tool_calls
         .as_ref()
@@ -50,7 +64,7 @@ pub fn to_row(m: &Message, call_names: &HashMap<String, String>) -> MessageRow {
     let json_field = |map: &Map<String, Value>, k: &str| {
         map.get(k).filter(|v| !v.is_null()).map(|v| v.to_string())
     };
-    MessageRow {
+    let mut row = MessageRow {
         role: m.role.as_str().to_string(),
         content: encode_content(m.content.as_ref()),
         tool_call_id: m.tool_call_id.clone(),
@@ -62,9 +76,14 @@ pub fn to_row(m: &Message, call_names: &HashMap<String, String>) -> MessageRow {
         reasoning_details: json_field(&m.reasoning, "reasoning_details"),
         codex_reasoning_items: json_field(&m.extra, "codex_reasoning_items"),
         codex_message_items: json_field(&m.extra, "codex_message_items"),
-        raw_json: Some(m.to_json()),
+        raw_json: None,
         token_count: i64::try_from(RoughCounter.count_message(m)).ok(),
+    };
+    let value = m.to_value();
+    if raw == RawJson::Always || columns_to_value(&row) != value {
+        row.raw_json = Some(value.to_string());
     }
+    row
 }
 
 /// Text content as is; parts as the reference's sentinel-prefixed JSON; null/absent as NULL.
@@ -84,12 +103,12 @@ pub fn encode_content(c: Option<&Content>) -> Option<String> {
     }
 }
 
-fn decode_content(s: Option<String>) -> Value {
+fn decode_content(s: Option<&str>) -> Value {
     match s {
         None => Value::Null,
         Some(s) => match s.strip_prefix(JSON_CONTENT_SENTINEL) {
-            Some(json) => serde_json::from_str(json).unwrap_or(Value::String(s)),
-            None => Value::String(s),
+            Some(json) => serde_json::from_str(json).unwrap_or_else(|_| Value::String(s.into())),
+            None => Value::String(s.into()),
         },
     }
 }
@@ -105,35 +124,44 @@ pub fn row_to_value(row: MessageRow) -> Value {
     {
         return v;
     }
+    columns_to_value(&row)
+}
+
+/// The message the reference columns describe (what a row without `raw_json` reads as).
+fn columns_to_value(row: &MessageRow) -> Value {
     let mut m = Map::new();
     m.insert("role".into(), Value::String(row.role.clone()));
-    m.insert("content".into(), decode_content(row.content));
+    m.insert("content".into(), decode_content(row.content.as_deref()));
     if let Some(calls) = row
         .tool_calls
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .as_deref()
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
         .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
     {
         m.insert("tool_calls".into(), calls);
     }
-    if let Some(id) = row.tool_call_id.filter(|s| !s.is_empty()) {
-        m.insert("tool_call_id".into(), Value::String(id));
+    if let Some(id) = row.tool_call_id.as_deref().filter(|s| !s.is_empty()) {
+        m.insert("tool_call_id".into(), Value::String(id.into()));
     }
     if Role::parse(&row.role) == Some(Role::Assistant) {
-        if let Some(f) = row.finish_reason.filter(|s| !s.is_empty()) {
-            m.insert("finish_reason".into(), Value::String(f));
+        if let Some(f) = row.finish_reason.as_deref().filter(|s| !s.is_empty()) {
+            m.insert("finish_reason".into(), Value::String(f.into()));
         }
-        if let Some(r) = row.reasoning.filter(|s| !s.is_empty()) {
-            m.insert("reasoning".into(), Value::String(r));
+        if let Some(r) = row.reasoning.as_deref().filter(|s| !s.is_empty()) {
+            m.insert("reasoning".into(), Value::String(r.into()));
         }
-        if let Some(r) = row.reasoning_content {
-            m.insert("reasoning_content".into(), Value::String(r));
+        if let Some(r) = row.reasoning_content.as_deref() {
+            m.insert("reasoning_content".into(), Value::String(r.into()));
         }
         for (key, text) in [
-            ("reasoning_details", row.reasoning_details),
-            ("codex_reasoning_items", row.codex_reasoning_items),
-            ("codex_message_items", row.codex_message_items),
+            ("reasoning_details", &row.reasoning_details),
+            ("codex_reasoning_items", &row.codex_reasoning_items),
+            ("codex_message_items", &row.codex_message_items),
         ] {
-            if let Some(v) = text.and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+            if let Some(v) = text
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            {
                 m.insert(key.into(), v);
             }
         }
@@ -152,7 +180,7 @@ mod tests {
         let c = Content::Parts(vec![ContentPart::text("hi"), ContentPart::image_url("u")]);
         let s = encode_content(Some(&c)).unwrap();
         assert!(s.starts_with(JSON_CONTENT_SENTINEL));
-        let v = decode_content(Some(s));
+        let v = decode_content(Some(&s));
         assert_eq!(v[0]["text"], "hi");
     }
 
@@ -160,16 +188,52 @@ mod tests {
     fn reference_rows_are_rebuilt_from_columns() {
         let mut names = HashMap::new();
         let call = Message::assistant_tool_calls(vec![ToolCall::function("c1", "grep", "{}")]);
-        let mut row = to_row(&call, &names);
+        let mut row = to_row(&call, &names, RawJson::Always);
         names.insert("c1".to_string(), "grep".to_string());
         row.raw_json = None;
         let back = Message::from_value(row_to_value(row), 0).unwrap();
         assert_eq!(back, call);
 
-        let mut tool_row = to_row(&Message::tool("c1", "found"), &names);
+        let mut tool_row = to_row(&Message::tool("c1", "found"), &names, RawJson::Always);
         assert_eq!(tool_row.tool_name.as_deref(), Some("grep"));
         tool_row.raw_json = None;
         let back = Message::from_value(row_to_value(tool_row), 1).unwrap();
         assert_eq!(back, Message::tool("c1", "found"));
+    }
+
+    /// What a stored row reads back as.
+    fn read_back(row: MessageRow, index: usize) -> Message {
+        Message::from_value(row_to_value(row), index).unwrap()
+    }
+
+    #[test]
+    fn raw_json_is_kept_only_where_the_columns_lose_something() {
+        let mut names = HashMap::new();
+        names.insert("c1".to_string(), "grep".to_string());
+        let plain = [
+            Message::user("find the bug"),
+            Message::assistant_tool_calls(vec![ToolCall::function("c1", "grep", "{\"q\":1}")]),
+            Message::tool("c1", "found"),
+            Message::new(
+                Role::User,
+                Some(Content::Parts(vec![ContentPart::text("see"), ContentPart::image_url("u")])),
+            ),
+        ];
+        for (i, m) in plain.iter().enumerate() {
+            let row = to_row(m, &names, RawJson::WhereColumnsLose);
+            assert_eq!(row.raw_json, None, "message {i} rebuilds from its columns");
+            assert_eq!(&read_back(row, i), m);
+        }
+        let mut named = Message::tool("c1", "found");
+        named.name = Some("grep".into());
+        let mut extra = Message::user("hi");
+        extra.extra.insert("provider_field".into(), Value::from(7));
+        let mut absent = Message::assistant_tool_calls(vec![ToolCall::function("c2", "ls", "{}")]);
+        absent.content = None;
+        for (i, m) in [named, extra, absent].iter().enumerate() {
+            let row = to_row(m, &names, RawJson::WhereColumnsLose);
+            assert!(row.raw_json.is_some(), "message {i} needs its JSON");
+            assert_eq!(&read_back(row, i), m);
+        }
     }
 }

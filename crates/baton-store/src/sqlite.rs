@@ -383,7 +383,7 @@ impl SqliteStore {
             for call in m.calls() {
                 call_names.insert(call.id.clone(), call.function.name.clone());
             }
-            let row = codec::to_row(m, &call_names);
+            let row = codec::to_row(m, &call_names, codec::RawJson::WhereColumnsLose);
             let ts = stamp(k);
             let p = params![
                 session_id,

@@ -194,7 +194,10 @@ fn reference_v11_database_gains_raw_json_column() {
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), Some(SCHEMA_VERSION));
     let id = session(&store, "s");
-    let m = Message::assistant("hi");
+    // A field no reference column holds: only `raw_json` keeps it.
+    let mut m = Message::assistant("hi");
+    m.extra
+        .insert("provider_field".into(), serde_json::Value::from(7));
     store
         .append_messages(&id, std::slice::from_ref(&m))
         .unwrap();
@@ -203,7 +206,7 @@ fn reference_v11_database_gains_raw_json_column() {
     let raw: String = c
         .query_row("SELECT raw_json FROM messages", [], |r| r.get(0))
         .unwrap();
-    assert!(raw.contains("\"hi\""));
+    assert!(raw.contains("\"provider_field\":7"), "{raw}");
 }
 
 #[test]
