@@ -56,7 +56,7 @@ enum Command {
     /// Compact a conversation file: prune old tool output, summarize the middle, keep the
     /// head and the recent tail verbatim.
     Compress(commands::compress::CompressArgs),
-    /// Session database: list, show, search, export, stats (read-only); import, title, delete, prune; copy between stores (SQLite, PostgreSQL).
+    /// Session database: list, show, search, export, stats (read-only); import, index, title, delete, prune; copy between stores (SQLite, PostgreSQL).
     Sessions(commands::sessions::SessionsArgs),
     /// Training datasets: compress agent trajectories (JSONL, ShareGPT or OpenAI records) to
     /// a token budget.

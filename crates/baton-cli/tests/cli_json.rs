@@ -204,6 +204,7 @@ fn walk(base_url: &str) {
         in_db(&["prune", "--older-than", "1", "--dry-run"]),
         Stdout::Json,
     );
+    case("sessions index", in_db(&["index"]), Stdout::Json);
     let copied = s(&dir.path().join("copied.db"));
     let out = case(
         "sessions copy",

@@ -55,8 +55,30 @@ impl SqliteStore {
     /// conversation exactly once, whichever wins. A check made before the transaction would
     /// let every racer see "not there yet" and append its own copy of the messages.
     pub fn write_new_sessions(&self, batch: &[SessionBatch<'_>]) -> Result<Vec<(String, bool)>> {
+        self.write_new_sessions_indexing(batch, Indexing::Inline)
+    }
+
+    /// [`Self::write_new_sessions`] for a bulk import: the rows only, queued for the search
+    /// indexes, which [`SqliteStore::catch_up_index`] brings up to date afterwards (searches
+    /// scan the queued rows meanwhile). About four times faster than indexing inline.
+    pub fn write_new_sessions_deferred(
+        &self,
+        batch: &[SessionBatch<'_>],
+    ) -> Result<Vec<(String, bool)>> {
+        self.write_new_sessions_indexing(batch, Indexing::Deferred)
+    }
+
+    fn write_new_sessions_indexing(
+        &self,
+        batch: &[SessionBatch<'_>],
+        indexing: Indexing,
+    ) -> Result<Vec<(String, bool)>> {
         let ids = batch_ids(batch);
+        let deferred = indexing == Indexing::Deferred && self.can_defer_indexing();
         let stored = self.write(|tx| {
+            if deferred {
+                crate::deferred_index::begin_deferral(tx)?;
+            }
             let mut stored = Vec::with_capacity(batch.len());
             for (b, id) in batch.iter().zip(&ids) {
                 // Also catches the same id twice in one batch: the first copy is stored.
@@ -68,10 +90,22 @@ impl SqliteStore {
                 }
                 stored.push(!exists);
             }
+            if deferred {
+                crate::deferred_index::end_deferral(tx)?;
+            }
             Ok(stored)
         })?;
         Ok(ids.into_iter().zip(stored).collect())
     }
+}
+
+/// When a batch's messages enter the search indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Indexing {
+    /// In the write transaction (every write but bulk imports).
+    Inline,
+    /// After it, by the catch-up.
+    Deferred,
 }
 
 /// The batch's session ids: the given ones, else fresh ones.

@@ -267,28 +267,46 @@ pub fn upgrade(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     }
 }
 
-/// Indexes the messages queued since the index last saw them (rows another program inserted
+/// Indexes every message queued since the index last saw them (rows another program inserted
 /// or edited, and ours) and empties the queue. Returns how many were indexed.
 pub fn catch_up(tx: &Transaction<'_>) -> rusqlite::Result<usize> {
+    catch_up_selected(tx, "")
+}
+
+/// Indexes the queued messages from id `first` on: what one write of ours just inserted.
+pub fn catch_up_from(tx: &Transaction<'_>, first: i64) -> rusqlite::Result<usize> {
+    catch_up_selected(tx, &format!("WHERE p.id >= {first}"))
+}
+
+/// Indexes up to `limit` of the oldest queued messages (a bounded share of a backlog).
+pub fn catch_up_oldest(tx: &Transaction<'_>, limit: usize) -> rusqlite::Result<usize> {
+    catch_up_selected(tx, &format!("ORDER BY p.id LIMIT {limit}"))
+}
+
+/// Indexes the queued messages `selection` (a clause over `p`, the queue; numbers only, never
+/// text from outside) picks, and takes them off the queue.
+fn catch_up_selected(tx: &Transaction<'_>, selection: &str) -> rusqlite::Result<usize> {
     let queued: Vec<(i64, Option<String>)> = {
-        let mut stmt = tx.prepare_cached(
+        let sql = format!(
             "SELECT p.id, COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') || ' ' || \
              COALESCE(m.tool_calls, '') FROM messages_cjk_pending p \
-             LEFT JOIN messages m ON m.id = p.id",
-        )?;
+             LEFT JOIN messages m ON m.id = p.id {selection}"
+        );
+        let mut stmt = tx.prepare(&sql)?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?
     };
     if queued.is_empty() {
         return Ok(0);
     }
+    let mut done = tx.prepare_cached("DELETE FROM messages_cjk_pending WHERE id = ?1")?;
     for (id, text) in &queued {
         // A queued id whose message is gone (deleted since) has nothing to index.
         if let Some(text) = text {
             index_message(tx, *id, text)?;
         }
+        done.execute([id])?;
     }
-    tx.execute("DELETE FROM messages_cjk_pending", [])?;
     Ok(queued.len())
 }
 

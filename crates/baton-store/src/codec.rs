@@ -216,7 +216,10 @@ mod tests {
             Message::tool("c1", "found"),
             Message::new(
                 Role::User,
-                Some(Content::Parts(vec![ContentPart::text("see"), ContentPart::image_url("u")])),
+                Some(Content::Parts(vec![
+                    ContentPart::text("see"),
+                    ContentPart::image_url("u"),
+                ])),
             ),
         ];
         for (i, m) in plain.iter().enumerate() {

@@ -10,6 +10,7 @@ pub mod batch;
 pub mod cjk_index;
 pub mod codec;
 pub mod continuation;
+pub mod deferred_index;
 pub mod error;
 pub mod export;
 mod immutable;
@@ -144,6 +145,28 @@ pub trait SessionStore: Send + Sync {
     /// session's id and whether this call stored it. The check is made inside the write
     /// transaction, so concurrent imports of the same file store each conversation once.
     fn write_new_sessions(&self, batch: &[SessionBatch<'_>]) -> Result<Vec<(String, bool)>>;
+
+    /// [`SessionStore::write_new_sessions`] for a bulk import: a backend that can writes the
+    /// rows now and brings its search indexes up to date in [`SessionStore::catch_up_index`];
+    /// searches find the waiting rows meanwhile. Others index inline, as the plain call does.
+    fn write_new_sessions_deferred(
+        &self,
+        batch: &[SessionBatch<'_>],
+    ) -> Result<Vec<(String, bool)>> {
+        self.write_new_sessions(batch)
+    }
+
+    /// How many messages the search indexes have not seen yet (0 on backends that always
+    /// index inline).
+    fn index_backlog(&self) -> Result<usize> {
+        Ok(0)
+    }
+
+    /// Indexes up to `limit` of the oldest waiting messages in one transaction; returns how
+    /// many (0: up to date).
+    fn catch_up_index(&self, _limit: usize) -> Result<usize> {
+        Ok(0)
+    }
 
     fn get_meta(&self, key: &str) -> Result<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;

@@ -144,12 +144,21 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
     let cjk_index = crate::cjk_index::is_present(conn).map_err(wrap)?;
     let trigram = crate::schema::table_exists(conn, "messages_fts_trigram").map_err(wrap)?;
     let cjk_queue = cjk_index && crate::cjk_index::has_queue(conn).map_err(wrap)?;
+    let word_queue = crate::deferred_index::is_present(conn).map_err(wrap)?
+        && conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM messages_fts_pending)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(wrap)?;
     Searcher {
         conn,
         q,
         cjk_index,
         trigram,
         cjk_queue,
+        word_queue,
     }
     .run(&parsed)
     .map_err(wrap)
@@ -165,6 +174,24 @@ struct Searcher<'a> {
     /// The database queues rows the CJK index has not seen (inserted by another program since
     /// our last write); on a read-only connection nobody indexes them, so they are scanned.
     cjk_queue: bool,
+    /// Messages wait for the word index (a bulk import's rows before the catch-up reaches
+    /// them); they are scanned, so results are complete while the index catches up.
+    word_queue: bool,
+}
+
+/// Which rows a scan reads.
+#[derive(Clone, Copy)]
+enum ScanOf {
+    /// Every message (a term no index answers).
+    All,
+    /// The messages the CJK index has not seen yet.
+    CjkQueue,
+    /// The messages the word index has not seen yet; a match must be a whole word (or a word
+    /// prefix), as it would be for the index.
+    WordQueue,
+    /// The messages the CJK index has not seen yet, for a word glued to CJK text: a whole
+    /// word too.
+    CjkQueueWords,
 }
 
 impl Searcher<'_> {
@@ -220,6 +247,10 @@ impl Searcher<'_> {
             Route::Word => {
                 let raw = self.fts_scores("messages_fts", &term.fts5(), None, cap)?;
                 normalise_into(&mut hits, raw, 1.0, Via::Fts);
+                if self.word_queue {
+                    let raw = self.scan(term, cap, ScanOf::WordQueue)?;
+                    normalise_into(&mut hits, raw, 1.0, Via::Window);
+                }
                 // Identifiers glued to CJK (`配置config_path文件`) are not
                 // unicode61 tokens; find them by substring and keep those
                 // whose match is not inside a longer Latin word.
@@ -234,7 +265,7 @@ impl Searcher<'_> {
                         let mut raw =
                             self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap)?;
                         if self.cjk_queue {
-                            raw.extend(self.scan(term, cap, true)?);
+                            raw.extend(self.scan(term, cap, ScanOf::CjkQueue)?);
                         }
                         raw
                     }
@@ -242,7 +273,7 @@ impl Searcher<'_> {
                         let m = query::fts5_quote(&term.text);
                         self.fts_scores("messages_fts_trigram", &m, None, cap)?
                     }
-                    _ => self.scan(term, cap, false)?,
+                    _ => self.scan(term, cap, ScanOf::All)?,
                 };
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
@@ -352,7 +383,7 @@ impl Searcher<'_> {
             let expr = crate::cjk_index::glued_word_expr(term);
             let mut raw = self.fts_scores(crate::cjk_index::CJK_TABLE, &expr, None, cap)?;
             if self.cjk_queue {
-                raw.extend(self.scan(term, cap, true)?);
+                raw.extend(self.scan(term, cap, ScanOf::CjkQueueWords)?);
             }
             return Ok(raw);
         }
@@ -372,10 +403,10 @@ impl Searcher<'_> {
             .collect())
     }
 
-    /// LIKE scan for 1-2 character CJK terms, scored by saturated,
-    /// length-normalised occurrence count (BM25-style tf). `only_queued` limits it to the
-    /// rows the CJK index has not seen yet.
-    fn scan(&self, term: &Term, cap: i64, only_queued: bool) -> rusqlite::Result<Vec<(i64, f64)>> {
+    /// LIKE scan for terms no index holds (1-2 character CJK terms on a reference database,
+    /// rows an index has not seen yet), scored by saturated, length-normalised occurrence
+    /// count (BM25-style tf).
+    fn scan(&self, term: &Term, cap: i64, of: ScanOf) -> rusqlite::Result<Vec<(i64, f64)>> {
         let pat = format!("%{}%", crate::title::escape_like(&term.text));
         let mut sql = String::from(
             "SELECT m.id, COALESCE(m.content, ''), COALESCE(m.tool_name, ''), \
@@ -383,8 +414,12 @@ impl Searcher<'_> {
              WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' \
              OR m.tool_calls LIKE ? ESCAPE '\\')",
         );
-        if only_queued {
-            sql.push_str(" AND m.id IN (SELECT id FROM messages_cjk_pending)");
+        match of {
+            ScanOf::All => {}
+            ScanOf::CjkQueue | ScanOf::CjkQueueWords => {
+                sql.push_str(" AND m.id IN (SELECT id FROM messages_cjk_pending)")
+            }
+            ScanOf::WordQueue => sql.push_str(" AND m.id IN (SELECT id FROM messages_fts_pending)"),
         }
         let mut params = vec![Value::Text(pat); 3];
         self.filters(&mut sql, &mut params);
@@ -405,6 +440,11 @@ impl Searcher<'_> {
         for r in rows {
             let (id, row) = r?;
             let hay = row.haystack();
+            if matches!(of, ScanOf::WordQueue | ScanOf::CjkQueueWords)
+                && find_match(&hay, &term.text, Some(term.prefix)).is_none()
+            {
+                continue;
+            }
             let tf = count_occurrences(&hay, &term.text).max(1) as f64;
             counted.push((id, tf, hay.chars().count() as f64));
         }

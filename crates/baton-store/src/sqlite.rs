@@ -25,6 +25,10 @@ use std::time::Duration;
 /// Successful writes between passive WAL checkpoints.
 const CHECKPOINT_EVERY_N_WRITES: u64 = 50;
 
+/// Messages of an index backlog (another program's rows, a deferred import's) each write of
+/// ours indexes besides its own: the backlog shrinks without making any one turn slow.
+const INLINE_BACKLOG_SHARE: usize = 200;
+
 /// Columns read back for a message, in the order `messages()` reads them.
 const MESSAGE_COLUMNS: [&str; 13] = [
     "id",
@@ -108,6 +112,8 @@ pub struct SqliteStore {
     has_raw_json: bool,
     /// Whether inserts must also feed the CJK short-term index (every database we migrated).
     has_cjk_index: bool,
+    /// Whether bulk writes can leave their rows to the index catch-up (schema 15).
+    has_word_queue: bool,
     /// The SELECT list for message rows; columns an older read-only database lacks read NULL.
     message_select: String,
     writes: AtomicU64,
@@ -146,6 +152,7 @@ impl SqliteStore {
         let present = schema::column_names(&opened.conn, "messages")?;
         let has_raw_json = present.iter().any(|c| c == "raw_json");
         let has_cjk_index = cjk_index::is_present(&opened.conn)?;
+        let has_word_queue = crate::deferred_index::is_present(&opened.conn)?;
         let message_select = MESSAGE_COLUMNS
             .iter()
             .map(|c| {
@@ -163,6 +170,7 @@ impl SqliteStore {
             journal_mode: opened.journal_mode,
             has_raw_json,
             has_cjk_index,
+            has_word_queue,
             message_select,
             writes: AtomicU64::new(0),
         })
@@ -230,6 +238,23 @@ impl SqliteStore {
             }
             Ok(deleted)
         })
+    }
+
+    /// Whether bulk writes can leave indexing to the catch-up (schema 15 and newer).
+    pub(crate) fn can_defer_indexing(&self) -> bool {
+        self.has_word_queue
+    }
+
+    /// How many messages the search indexes have not seen yet (a deferred import's rows,
+    /// rows another program inserted). Searches scan them meanwhile.
+    pub fn index_backlog(&self) -> Result<usize> {
+        self.read(|c| Ok(crate::deferred_index::backlog(c)?))
+    }
+
+    /// Indexes up to `limit` of the oldest messages the search indexes have not seen, in one
+    /// write transaction. Returns how many; 0 when the indexes are up to date.
+    pub fn catch_up_index(&self, limit: usize) -> Result<usize> {
+        self.write(|tx| Ok(crate::deferred_index::catch_up(tx, limit)?))
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -379,6 +404,7 @@ impl SqliteStore {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
         };
         let mut stmt = tx.prepare_cached(sql)?;
+        let mut first_id = None;
         for (k, m) in messages.iter().enumerate() {
             for call in m.calls() {
                 call_names.insert(call.id.clone(), call.function.name.clone());
@@ -408,11 +434,17 @@ impl SqliteStore {
             } else {
                 stmt.execute(p)?;
             }
+            first_id.get_or_insert_with(|| tx.last_insert_rowid());
         }
-        // The insert trigger queued every row (ours, and any another program inserted since
-        // our last write); index them all in this transaction.
-        if self.has_cjk_index {
-            cjk_index::catch_up(tx)?;
+        // The insert trigger queued every row for the CJK index. Ours are indexed in this
+        // transaction, with a bounded share of rows queued before (another program's, or a
+        // bulk import's backlog), unless this is a bulk write leaving them to the catch-up.
+        if self.has_cjk_index
+            && let Some(first) = first_id
+            && !(self.has_word_queue && crate::deferred_index::is_deferring(tx)?)
+        {
+            cjk_index::catch_up_from(tx, first)?;
+            crate::deferred_index::catch_up(tx, INLINE_BACKLOG_SHARE)?;
         }
         Ok(())
     }
@@ -773,6 +805,21 @@ impl SessionStore for SqliteStore {
 
     fn write_new_sessions(&self, batch: &[crate::SessionBatch<'_>]) -> Result<Vec<(String, bool)>> {
         SqliteStore::write_new_sessions(self, batch)
+    }
+
+    fn write_new_sessions_deferred(
+        &self,
+        batch: &[crate::SessionBatch<'_>],
+    ) -> Result<Vec<(String, bool)>> {
+        SqliteStore::write_new_sessions_deferred(self, batch)
+    }
+
+    fn index_backlog(&self) -> Result<usize> {
+        SqliteStore::index_backlog(self)
+    }
+
+    fn catch_up_index(&self, limit: usize) -> Result<usize> {
+        SqliteStore::catch_up_index(self, limit)
     }
 
     fn get_meta(&self, key: &str) -> Result<Option<String>> {

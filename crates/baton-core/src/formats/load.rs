@@ -360,7 +360,7 @@ fn lines_value(
 }
 
 /// One conversation in `dialect`: an object record, or a bare array of messages / turns.
-fn record(dialect: Dialect, value: Value) -> Result<Conversation, FormatError> {
+pub(crate) fn record(dialect: Dialect, value: Value) -> Result<Conversation, FormatError> {
     let mut conv = record_as_written(dialect, value)?;
     crate::synthetic::restore_flags(&mut conv);
     Ok(conv)

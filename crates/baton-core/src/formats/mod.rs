@@ -15,6 +15,7 @@ mod load;
 mod notes;
 pub mod openai;
 pub mod sharegpt;
+pub mod stream;
 pub mod transcript;
 
 pub use detect::{Detected, detect};
@@ -176,6 +177,25 @@ impl fmt::Display for FormatName {
     }
 }
 
+/// The shape a file's conversations came in: dialect, layout, and the agent-CLI transcript
+/// format if it was one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub dialect: Dialect,
+    pub layout: Layout,
+    pub transcript: Option<Transcript>,
+}
+
+impl Shape {
+    /// Human name of the format (`records`, `anthropic`, `claude-code`, ...).
+    pub fn format_name(&self) -> &'static str {
+        match self.transcript {
+            Some(t) => t.as_str(),
+            None => FormatName::describe(self.dialect, self.layout),
+        }
+    }
+}
+
 /// Conversations loaded from one file, with the shape they came in.
 ///
 /// An imported agent-CLI transcript (`transcript` set) is read-only: it loads as one OpenAI
@@ -192,9 +212,15 @@ pub struct Document {
 impl Document {
     /// Human name of the detected format (`records`, `anthropic`, `claude-code`, ...).
     pub fn format_name(&self) -> &'static str {
-        match self.transcript {
-            Some(t) => t.as_str(),
-            None => FormatName::describe(self.dialect, self.layout),
+        self.shape().format_name()
+    }
+
+    /// What the file held, without the conversations.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            dialect: self.dialect,
+            layout: self.layout,
+            transcript: self.transcript,
         }
     }
 

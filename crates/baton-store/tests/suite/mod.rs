@@ -558,7 +558,11 @@ pub mod recall {
         let mut add =
             |role: &str, content: &str, tool: Option<&str>, calls: Option<&str>, k: usize| {
                 let m = message(role, content, tool, calls, k);
-                let row = baton_store::codec::to_row(&m, &HashMap::new(), baton_store::codec::RawJson::Always);
+                let row = baton_store::codec::to_row(
+                    &m,
+                    &HashMap::new(),
+                    baton_store::codec::RawJson::Always,
+                );
                 let hay = format!(
                     "{} {} {}",
                     row.content.unwrap_or_default(),

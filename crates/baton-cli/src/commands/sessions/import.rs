@@ -7,6 +7,13 @@
 //! processes import it at once (the decision is taken inside the write transaction). Where
 //! the transcript logs them, the session keeps its real start and end times (so pruning by
 //! age and daily stats are right) and the token usage of its API calls.
+//!
+//! Files are read conversation by conversation ([`for_each_conversation`]) and written in
+//! batches as they come, so memory holds a batch, not the file. The rows are written first
+//! and the search index catches up after them in its own transactions (four times faster
+//! than indexing inside every write): `import` returns once both are done, or right after
+//! the rows with `--index-later`, when searches scan the waiting messages until `sessions
+//! index` (or later writes, a little each) index them.
 
 use super::import_id::session_id;
 use super::{open_for_write, print_json, store_err};
@@ -14,13 +21,15 @@ use crate::commands::Failure;
 use crate::commands::compress::{FormatChoice, parse_format};
 use crate::commands::io::read_input;
 use baton_core::conversation::Conversation;
-use baton_core::formats::Dialect;
+use baton_core::formats::stream::{StreamError, for_each_conversation};
+use baton_core::formats::{Dialect, Shape};
 use baton_core::usage::CanonicalUsage;
 use baton_store::session::parse_rfc3339;
 use baton_store::{NewSession, SessionBatch, SessionStore, SqliteStore, end_reason};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -43,10 +52,17 @@ pub struct ImportArgs {
     /// Allow migrating a database of an older schema (e.g. the reference design's) first.
     #[arg(long)]
     pub migrate: bool,
+    /// Return once the messages are stored, leaving the search index to catch up (`baton
+    /// sessions index`, or a little with every later write). Searches find the waiting
+    /// messages meanwhile, by scanning them.
+    #[arg(long)]
+    pub index_later: bool,
 }
 
-/// Sessions per transaction: whole conversations, about this many messages at a time.
-const BATCH_MESSAGES: usize = 2_000;
+/// Sessions per transaction: whole conversations, about this many messages at a time. With
+/// indexing after the rows, a transaction is cheap to commit; larger ones only hold more in
+/// memory.
+const BATCH_MESSAGES: usize = 5_000;
 
 struct Planned {
     id: String,
@@ -60,12 +76,34 @@ struct Planned {
     usage: Option<(CanonicalUsage, u64)>,
 }
 
+/// What the report says about one conversation (the conversation itself is gone by then).
+struct Outcome {
+    id: String,
+    source: String,
+    messages: usize,
+    file: String,
+}
+
+impl From<&Planned> for Outcome {
+    fn from(p: &Planned) -> Self {
+        Outcome {
+            id: p.id.clone(),
+            source: p.source.clone(),
+            messages: p.conversation.messages.len(),
+            file: p.file.clone(),
+        }
+    }
+}
+
 /// Imports into the SQLite file at `path` (created when missing).
 pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
-    let planned = plan(args)?;
-    if let (Some(title), true) = (&args.title, path.exists()) {
-        // A title already used is refused before the database is opened for writing (and
-        // checked again inside the write, which is all or nothing).
+    if let Some(title) = &args.title {
+        baton_store::clean_title(title).map_err(store_err)?;
+    }
+    // A titled import is one conversation: read it first, so a title already used (or an
+    // input holding several conversations) is refused before the database is touched.
+    let planned = args.title.as_ref().map(|_| plan(args)).transpose()?;
+    if let (Some(title), Some(planned), true) = (&args.title, &planned, path.exists()) {
         let own: Vec<String> = planned.iter().map(|p| p.id.clone()).collect();
         super::open_read_only(path)?
             .read(|c| baton_store::retitle::check_new_title(c, title, &own))
@@ -77,101 +115,163 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
         SqliteStore::open(path)
             .map_err(|e| Failure::BadInput(format!("{}: {e}", path.display())))?
     };
-    store_planned(&store, planned, json, args)
+    import_into(&store, planned, json, args)
 }
 
 /// Imports into a store already open (PostgreSQL).
 pub fn run_on(store: &dyn SessionStore, json: bool, args: &ImportArgs) -> Result<(), Failure> {
-    let planned = plan(args)?;
-    store_planned(store, planned, json, args)
-}
-
-/// Every conversation of the input files, parsed before anything is written, so a bad file
-/// is reported first.
-fn plan(args: &ImportArgs) -> Result<Vec<Planned>, Failure> {
     if let Some(title) = &args.title {
         baton_store::clean_title(title).map_err(store_err)?;
     }
+    let planned = args.title.as_ref().map(|_| plan(args)).transpose()?;
+    import_into(store, planned, json, args)
+}
+
+/// Writes `planned` (a titled import, read already) or every conversation of the input files
+/// as it is read, then brings the search index up to date (unless `--index-later`).
+fn import_into(
+    store: &dyn SessionStore,
+    planned: Option<Vec<Planned>>,
+    json: bool,
+    args: &ImportArgs,
+) -> Result<(), Failure> {
+    let mut importer = Importer::new(store, args.title.as_deref(), json);
+    match planned {
+        Some(planned) => {
+            for p in planned {
+                importer.add(p)?;
+            }
+        }
+        None => {
+            for file in &args.files {
+                stream_file(file, args, &mut importer)?;
+            }
+        }
+    }
+    let (fresh, skipped) = importer.finish()?;
+    if let (Some(title), Some(p), true) = (&args.title, skipped.first(), fresh.is_empty()) {
+        // Imported before: the title still applies to it.
+        store.retitle_chain(&p.id, title).map_err(store_err)?;
+    }
+    let waiting = if args.index_later {
+        store.index_backlog().map_err(store_err)?
+    } else {
+        super::index::catch_up(store, json)?;
+        0
+    };
+    report(json, &fresh, &skipped, waiting);
+    Ok(())
+}
+
+/// Reads one input file (or standard input for `-`) conversation by conversation, handing
+/// each to the importer: memory holds one batch, not the file.
+fn stream_file(file: &Path, args: &ImportArgs, importer: &mut Importer<'_>) -> Result<(), Failure> {
+    let stdin = file.as_os_str() == "-";
+    let label = if stdin {
+        "<stdin>".to_string()
+    } else {
+        file.display().to_string()
+    };
+    let input: Box<dyn std::io::BufRead> = if stdin {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(file)
+            .map_err(|e| Failure::BadInput(format!("{label}: cannot read: {e}")))?;
+        Box::new(std::io::BufReader::with_capacity(1 << 20, f))
+    };
+    let mut index = 0;
+    let result = for_each_conversation(input, args.format.0, |shape, conversation| {
+        let i = index;
+        index += 1;
+        match planned_from(shape, conversation, i, &label, args) {
+            Some(p) => importer.add(p),
+            None => Ok(()),
+        }
+    });
+    match result {
+        Ok(()) => Ok(()),
+        Err(StreamError::Consumer(failure)) => Err(failure),
+        Err(StreamError::Load(e)) => {
+            // Batches written before the bad line stay (each is whole, and a re-run after the
+            // fix skips them); the ones read but not written yet are not written.
+            let written = importer.stored_sessions();
+            let text = e.to_string().replacen("<input>", &label, 1);
+            Err(Failure::BadInput(if written == 0 {
+                text
+            } else {
+                format!(
+                    "{text}\n{} session(s) read before it were imported; importing the file \
+                     again after the fix skips them",
+                    super::table::count(written)
+                )
+            }))
+        }
+    }
+}
+
+/// The session a conversation becomes: its id, source, model, times and usage. `None` for a
+/// conversation without messages.
+fn planned_from(
+    shape: &Shape,
+    conversation: Conversation,
+    i: usize,
+    label: &str,
+    args: &ImportArgs,
+) -> Option<Planned> {
+    if conversation.messages.is_empty() {
+        return None;
+    }
+    let format_source = shape
+        .transcript
+        .map(|_| shape.format_name().to_string())
+        .unwrap_or_else(|| "import".to_string());
+    let arguments_from_objects = shape.dialect != Dialect::OpenAi || shape.transcript.is_some();
+    let meta_time = |key: &str| {
+        conversation
+            .meta()
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .and_then(parse_rfc3339)
+    };
+    // A record that says where it came from (the shared corpus's records, a conversation
+    // exported elsewhere) keeps that source.
+    let own_source = conversation
+        .extra
+        .get("source")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    Some(Planned {
+        id: session_id(&conversation, i, arguments_from_objects),
+        source: args.source.clone().or(own_source).unwrap_or(format_source),
+        model: model(&conversation),
+        started_at: meta_time("started_at"),
+        ended_at: meta_time("ended_at"),
+        usage: usage(&conversation),
+        conversation,
+        file: label.to_string(),
+    })
+}
+
+/// Every conversation of the input files, read before anything is written: a titled import
+/// (one conversation, checked before the database is opened).
+fn plan(args: &ImportArgs) -> Result<Vec<Planned>, Failure> {
     let mut planned = Vec::new();
     for file in &args.files {
         let (label, doc) = read_input(Some(file), args.format.0)?;
-        let format_source = doc
-            .transcript
-            .map(|_| doc.format_name().to_string())
-            .unwrap_or_else(|| "import".to_string());
-        let arguments_from_objects = doc.dialect != Dialect::OpenAi || doc.transcript.is_some();
+        let shape = doc.shape();
         for (i, conversation) in doc.conversations.into_iter().enumerate() {
-            if conversation.messages.is_empty() {
-                continue;
-            }
-            let meta_time = |key: &str| {
-                conversation
-                    .meta()
-                    .and_then(|m| m.get(key))
-                    .and_then(Value::as_str)
-                    .and_then(parse_rfc3339)
-            };
-            // A record that says where it came from (the shared corpus's records, a
-            // conversation exported elsewhere) keeps that source.
-            let own_source = conversation
-                .extra
-                .get("source")
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string);
-            planned.push(Planned {
-                id: session_id(&conversation, i, arguments_from_objects),
-                source: args
-                    .source
-                    .clone()
-                    .or(own_source)
-                    .unwrap_or_else(|| format_source.clone()),
-                model: model(&conversation),
-                started_at: meta_time("started_at"),
-                ended_at: meta_time("ended_at"),
-                usage: usage(&conversation),
-                conversation,
-                file: label.clone(),
-            });
+            planned.extend(planned_from(&shape, conversation, i, &label, args));
         }
     }
-    if args.title.is_some() && planned.len() != 1 {
+    if planned.len() != 1 {
         return Err(Failure::BadInput(format!(
             "--title names one session, but the input holds {} conversations",
             planned.len()
         )));
     }
     Ok(planned)
-}
-
-/// Writes the planned conversations that are not stored yet and reports what was done.
-fn store_planned(
-    store: &dyn SessionStore,
-    planned: Vec<Planned>,
-    json: bool,
-    args: &ImportArgs,
-) -> Result<(), Failure> {
-    let (fresh, mut skipped) = split_already_imported(store, planned)?;
-    // The check above only spares the work of sending what is surely stored already; the
-    // decision is taken again inside each write transaction, where a session another process
-    // stored meanwhile (a race lost) is skipped and counted as already imported.
-    let stored = write(store, &fresh, args.title.as_deref(), json)?;
-    let mut written = Vec::with_capacity(fresh.len());
-    for (p, was_stored) in fresh.into_iter().zip(stored) {
-        if was_stored {
-            written.push(p);
-        } else {
-            skipped.push(p);
-        }
-    }
-    let fresh = written;
-    if let (Some(title), Some(p), true) = (&args.title, skipped.first(), fresh.is_empty()) {
-        // Imported before: the title still applies to it.
-        store.retitle_chain(&p.id, title).map_err(store_err)?;
-    }
-    report(json, &fresh, &skipped);
-    Ok(())
 }
 
 /// The token usage the transcript logged (`meta.usage`, written by the transcript loaders).
@@ -203,95 +303,142 @@ fn model(c: &Conversation) -> Option<String> {
         .map(str::to_string)
 }
 
-fn split_already_imported(
-    store: &dyn SessionStore,
-    planned: Vec<Planned>,
-) -> Result<(Vec<Planned>, Vec<Planned>), Failure> {
-    let mut fresh = Vec::new();
-    let mut skipped = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for p in planned {
-        let exists = store.get_session(&p.id).map_err(store_err)?.is_some();
-        if exists || !seen.insert(p.id.clone()) {
-            skipped.push(p);
-        } else {
-            fresh.push(p);
-        }
-    }
-    Ok((fresh, skipped))
+/// Groups conversations into write batches as they arrive and remembers what became of each.
+struct Importer<'a> {
+    store: &'a dyn SessionStore,
+    title: Option<&'a str>,
+    batch: Vec<Planned>,
+    batch_messages: usize,
+    /// Ids met so far in this import: the same conversation twice is stored once.
+    seen: HashSet<String>,
+    fresh: Vec<Outcome>,
+    skipped: Vec<Outcome>,
+    progress: ProgressBar,
 }
 
-/// Writes the sessions in batches, showing progress on a terminal. Returns, in order, whether
-/// each was stored (`false`: another writer stored the same id first).
-fn write(
-    store: &dyn SessionStore,
-    planned: &[Planned],
-    title: Option<&str>,
-    json: bool,
-) -> Result<Vec<bool>, Failure> {
-    let total: usize = planned.iter().map(|p| p.conversation.messages.len()).sum();
-    let progress = progress_bar(total as u64, json);
-    let mut stored = Vec::with_capacity(planned.len());
-    let mut batch: Vec<SessionBatch<'_>> = Vec::new();
-    let mut pending = 0;
-    let mut flush = |batch: &mut Vec<SessionBatch<'_>>, pending: &mut usize| {
-        let written = store.write_new_sessions(batch).map_err(store_err)?;
-        stored.extend(written.into_iter().map(|(_, was_stored)| was_stored));
-        progress.inc(*pending as u64);
-        batch.clear();
-        *pending = 0;
-        Ok::<(), Failure>(())
-    };
-    for p in planned {
-        batch.push(SessionBatch {
-            session: NewSession {
-                id: Some(p.id.clone()),
-                model: p.model.clone(),
-                system_prompt: p.conversation.system_prompt(),
-                started_at: p.started_at,
-                ..NewSession::new(p.source.clone())
-            },
-            messages: &p.conversation.messages,
-            end_reason: Some(end_reason::IMPORTED),
-            ended_at: p.ended_at.or(p.started_at),
-            usage: p.usage,
-            title: title.map(str::to_string),
-        });
-        pending += p.conversation.messages.len();
-        if pending >= BATCH_MESSAGES {
-            flush(&mut batch, &mut pending)?;
+impl<'a> Importer<'a> {
+    fn new(store: &'a dyn SessionStore, title: Option<&'a str>, json: bool) -> Self {
+        Importer {
+            store,
+            title,
+            batch: Vec::new(),
+            batch_messages: 0,
+            seen: HashSet::new(),
+            fresh: Vec::new(),
+            skipped: Vec::new(),
+            progress: spinner(json),
         }
     }
-    if !batch.is_empty() {
-        flush(&mut batch, &mut pending)?;
+
+    /// Queues one conversation, writing the batch when it is full. A conversation stored
+    /// before (or met earlier in this import) is only counted.
+    fn add(&mut self, p: Planned) -> Result<(), Failure> {
+        // This check only spares the work of sending what is surely stored already; the
+        // decision is taken again inside each write transaction, where a session another
+        // process stored meanwhile (a race lost) is skipped and counted as already imported.
+        let exists = self.store.get_session(&p.id).map_err(store_err)?.is_some();
+        if exists || !self.seen.insert(p.id.clone()) {
+            self.skipped.push(Outcome::from(&p));
+            return Ok(());
+        }
+        self.batch_messages += p.conversation.messages.len();
+        self.batch.push(p);
+        if self.batch_messages >= BATCH_MESSAGES {
+            self.flush()?;
+        }
+        Ok(())
     }
-    progress.finish_and_clear();
-    Ok(stored)
+
+    fn flush(&mut self) -> Result<(), Failure> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let sessions: Vec<SessionBatch<'_>> = self
+            .batch
+            .iter()
+            .map(|p| SessionBatch {
+                session: NewSession {
+                    id: Some(p.id.clone()),
+                    model: p.model.clone(),
+                    system_prompt: p.conversation.system_prompt(),
+                    started_at: p.started_at,
+                    ..NewSession::new(p.source.clone())
+                },
+                messages: &p.conversation.messages,
+                end_reason: Some(end_reason::IMPORTED),
+                ended_at: p.ended_at.or(p.started_at),
+                usage: p.usage,
+                title: self.title.map(str::to_string),
+            })
+            .collect();
+        let written = self
+            .store
+            .write_new_sessions_deferred(&sessions)
+            .map_err(store_err)?;
+        drop(sessions);
+        for (p, (_, was_stored)) in self.batch.drain(..).zip(written) {
+            if was_stored {
+                self.fresh.push(Outcome::from(&p));
+            } else {
+                self.skipped.push(Outcome::from(&p));
+            }
+        }
+        self.progress.inc(self.batch_messages as u64);
+        self.batch_messages = 0;
+        Ok(())
+    }
+
+    /// Sessions written so far.
+    fn stored_sessions(&self) -> usize {
+        self.fresh.len()
+    }
+
+    /// Writes what is left; returns the sessions stored and those skipped.
+    fn finish(mut self) -> Result<(Vec<Outcome>, Vec<Outcome>), Failure> {
+        self.flush()?;
+        self.progress.finish_and_clear();
+        Ok((self.fresh, self.skipped))
+    }
 }
 
-/// A bar of messages written, drawn only when stderr is a terminal (never in `--json` mode,
-/// whose output a program reads).
-fn progress_bar(total: u64, json: bool) -> ProgressBar {
-    let target = if std::io::stderr().is_terminal() && !json {
+/// Where progress is drawn: stderr when it is a terminal, never in `--json` mode (whose
+/// output a program reads).
+fn progress_target(json: bool) -> ProgressDrawTarget {
+    if std::io::stderr().is_terminal() && !json {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(total), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "importing {bar:30} {human_pos}/{human_len} messages · ETA {eta}",
-    ) {
+    }
+}
+
+/// Messages written so far and the rate (the input's size is not known before it is read).
+fn spinner(json: bool) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, progress_target(json));
+    if let Ok(style) =
+        ProgressStyle::with_template("importing {spinner} {human_pos} messages · {per_sec}")
+    {
         bar.set_style(style);
     }
     bar
 }
 
-fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
-    let row = |p: &Planned| {
+/// A bar of `total` messages with `template`, drawn like [`spinner`].
+pub(super) fn progress_bar(total: u64, json: bool, template: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total), progress_target(json));
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// One line of what was imported, and, when the index was left to catch up later, how many
+/// messages wait for it.
+fn report(json: bool, fresh: &[Outcome], skipped: &[Outcome], waiting: usize) {
+    let row = |p: &Outcome| {
         json!({
             "id": p.id,
             "source": p.source,
-            "messages": p.conversation.messages.len(),
+            "messages": p.messages,
             "file": p.file,
         })
     };
@@ -299,10 +446,11 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
         print_json(&json!({
             "imported": fresh.iter().map(row).collect::<Vec<_>>(),
             "skipped": skipped.iter().map(|p| &p.id).collect::<Vec<_>>(),
+            "waiting_for_index": waiting,
         }));
         return;
     }
-    let messages: usize = fresh.iter().map(|p| p.conversation.messages.len()).sum();
+    let messages: usize = fresh.iter().map(|p| p.messages).sum();
     let files: std::collections::BTreeSet<&str> = fresh
         .iter()
         .chain(skipped)
@@ -331,4 +479,11 @@ fn report(json: bool, fresh: &[Planned], skipped: &[Planned]) {
             )
         }
     );
+    if waiting > 0 {
+        outln!(
+            "{} messages wait for the search index: searches find them meanwhile (by scanning, \
+             slower); `baton sessions index` indexes them now",
+            super::table::count(waiting)
+        );
+    }
 }

@@ -11,6 +11,7 @@ mod delete;
 mod export;
 mod import;
 mod import_id;
+mod index;
 pub(crate) mod list;
 mod prune;
 mod search;
@@ -70,6 +71,9 @@ pub enum SessionsCommand {
     /// Delete ended sessions older than some days, compression chains only as a whole.
     /// Needs --yes (or --dry-run to only list them).
     Prune(prune::PruneArgs),
+    /// Bring the search index up to date with messages stored without it (`import
+    /// --index-later`, rows other programs inserted).
+    Index(index::IndexArgs),
     /// Copy every session, message and lineage link between stores (SQLite files, a
     /// reference-design state.db, postgres:// URLs); resumable, verified by checksums.
     Copy(copy::CopyArgs),
@@ -104,6 +108,7 @@ pub fn run(
         SessionsCommand::Delete(a) => delete::run(Db::File(&path), json, a),
         SessionsCommand::Prune(a) => prune::run(Db::File(&path), json, a),
         SessionsCommand::Import(a) => import::run(&path, json, a),
+        SessionsCommand::Index(a) => index::run(&path, json, a),
         SessionsCommand::Copy(a) => copy::run(json, a),
     }
 }
@@ -144,6 +149,7 @@ fn on_postgres(
         SessionsCommand::Prune(a) => prune::run(Db::Postgres(&store), json, a),
         SessionsCommand::Import(a) => import::run_on(&store, json, a),
         SessionsCommand::Stats(a) => stats::run(&store, json, a, settings),
+        SessionsCommand::Index(_) => index::run_on(&store, json),
         SessionsCommand::Copy(a) => copy::run(json, a),
     }
 }
@@ -174,6 +180,7 @@ fn no_database(path: &Path, json: bool, command: &SessionsCommand) -> Result<(),
         SessionsCommand::Delete(_) => "delete",
         SessionsCommand::Prune(_) => "prune",
         SessionsCommand::Import(_) => "import",
+        SessionsCommand::Index(_) => "index",
         SessionsCommand::Copy(_) => "copy",
     };
     Err(Failure::BadInput(format!(

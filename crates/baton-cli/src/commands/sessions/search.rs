@@ -83,6 +83,14 @@ pub fn run(store: &dyn SessionStore, json: bool, args: &SearchArgs) -> Result<()
     q.since = args.since;
     q.until = args.until;
     let hits = store.search(&q).map_err(store_err)?;
+    let waiting = store.index_backlog().map_err(store_err)?;
+    if waiting > 0 && !json {
+        errln!(
+            "note: {} messages wait for the search index (`baton sessions index`); they were \
+             scanned, so these results are complete",
+            super::table::count(waiting)
+        );
+    }
     if json {
         print_json(&serde_json::to_value(&hits).map_err(json_err)?);
         return Ok(());
