@@ -1,6 +1,7 @@
 //! `sessions import` reading JSON Lines of records as a stream and indexing after the rows:
 //! `--index-later` leaves the index to `sessions index`, searches are complete meanwhile, and
-//! a bad line mid-file keeps the batches written before it and says so.
+//! a record that is not a conversation mid-file keeps the batches written before it and
+//! says so.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -36,7 +37,8 @@ fn records(dir: &Path, n: usize, bad_line: Option<usize>) -> PathBuf {
     let lines: Vec<String> = (0..n)
         .map(|i| {
             if Some(i + 1) == bad_line {
-                return "{\"messages\": [ not json".to_string();
+                // Valid JSON (so the syntax check before writing passes), not a conversation.
+                return "{\"messages\": 5}".to_string();
             }
             serde_json::json!({"messages": [
                 {"role": "user", "content": format!("find marker{i} in the 日志文件")},

@@ -117,3 +117,38 @@ fn streamable(values: &[(usize, Value)], forced: Option<FormatName>) -> Option<S
         transcript: None,
     })
 }
+
+/// Checks that every line of JSON Lines `input` is valid JSON, without building anything
+/// (about a tenth of the cost of parsing): run over every input before a streaming import
+/// writes, so a file with a syntax error is reported before anything is stored. Input whose
+/// first line is not a JSON value on its own (one document over many lines) is not JSON
+/// Lines; it is parsed whole before its first conversation is handed on, so nothing is
+/// checked here.
+pub fn check_lines<R: BufRead>(mut input: R) -> Result<(), LoadError> {
+    let mut buf = String::new();
+    let mut line_no = 0;
+    let mut first = true;
+    loop {
+        buf.clear();
+        let n = input.read_line(&mut buf).map_err(|source| LoadError::Io {
+            path: "<input>".into(),
+            action: "read",
+            source,
+        })?;
+        if n == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        let text = buf.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            if first {
+                return Ok(());
+            }
+            return Err(format_error_at(Some(line_no), line_error(&e, line_no)));
+        }
+        first = false;
+    }
+}

@@ -21,7 +21,7 @@ use crate::commands::Failure;
 use crate::commands::compress::{FormatChoice, parse_format};
 use crate::commands::io::read_input;
 use baton_core::conversation::Conversation;
-use baton_core::formats::stream::{StreamError, for_each_conversation};
+use baton_core::formats::stream::{StreamError, check_lines, for_each_conversation};
 use baton_core::formats::{Dialect, Shape};
 use baton_core::usage::CanonicalUsage;
 use baton_store::session::parse_rfc3339;
@@ -103,6 +103,9 @@ pub fn run(path: &Path, json: bool, args: &ImportArgs) -> Result<(), Failure> {
     // A titled import is one conversation: read it first, so a title already used (or an
     // input holding several conversations) is refused before the database is touched.
     let planned = args.title.as_ref().map(|_| plan(args)).transpose()?;
+    if planned.is_none() {
+        check_inputs(args)?;
+    }
     if let (Some(title), Some(planned), true) = (&args.title, &planned, path.exists()) {
         let own: Vec<String> = planned.iter().map(|p| p.id.clone()).collect();
         super::open_read_only(path)?
@@ -124,6 +127,9 @@ pub fn run_on(store: &dyn SessionStore, json: bool, args: &ImportArgs) -> Result
         baton_store::clean_title(title).map_err(store_err)?;
     }
     let planned = args.title.as_ref().map(|_| plan(args)).transpose()?;
+    if planned.is_none() {
+        check_inputs(args)?;
+    }
     import_into(store, planned, json, args)
 }
 
@@ -160,6 +166,19 @@ fn import_into(
         0
     };
     report(json, &fresh, &skipped, waiting);
+    Ok(())
+}
+
+/// Refuses an input file that cannot be read or a JSON Lines file with a line that is not
+/// JSON, before the database is opened (standard input is read once, so it is not checked).
+fn check_inputs(args: &ImportArgs) -> Result<(), Failure> {
+    for file in args.files.iter().filter(|f| f.as_os_str() != "-") {
+        let label = file.display().to_string();
+        let f = std::fs::File::open(file)
+            .map_err(|e| Failure::BadInput(format!("{label}: cannot read: {e}")))?;
+        check_lines(std::io::BufReader::with_capacity(1 << 20, f))
+            .map_err(|e| Failure::BadInput(e.to_string().replacen("<input>", &label, 1)))?;
+    }
     Ok(())
 }
 
