@@ -170,12 +170,33 @@ pub fn backlog(conn: &Connection) -> rusqlite::Result<usize> {
 /// Indexes up to `limit` of the oldest queued messages of each index. Returns how many
 /// messages left a queue (0: both were empty).
 pub fn catch_up(tx: &Transaction<'_>, limit: usize) -> rusqlite::Result<usize> {
-    let words = if is_present(tx)? {
+    let queues = Queues {
+        words: is_present(tx)?,
+        cjk: crate::cjk_index::has_queue(tx)?,
+    };
+    catch_up_queues(tx, queues, limit)
+}
+
+/// Which index queues a database has (a store knows them from its open; the schema's open
+/// path looks them up).
+#[derive(Debug, Clone, Copy)]
+pub struct Queues {
+    pub words: bool,
+    pub cjk: bool,
+}
+
+/// [`catch_up`] on queues already known, without looking them up again (every write of ours).
+pub fn catch_up_queues(
+    tx: &Transaction<'_>,
+    queues: Queues,
+    limit: usize,
+) -> rusqlite::Result<usize> {
+    let words = if queues.words {
         catch_up_words(tx, limit)?
     } else {
         0
     };
-    let cjk = if crate::cjk_index::has_queue(tx)? {
+    let cjk = if queues.cjk {
         crate::cjk_index::catch_up_oldest(tx, limit)?
     } else {
         0

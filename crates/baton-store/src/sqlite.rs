@@ -444,7 +444,11 @@ impl SqliteStore {
             && !(self.has_word_queue && crate::deferred_index::is_deferring(tx)?)
         {
             cjk_index::catch_up_from(tx, first)?;
-            crate::deferred_index::catch_up(tx, INLINE_BACKLOG_SHARE)?;
+            let queues = crate::deferred_index::Queues {
+                words: self.has_word_queue,
+                cjk: true,
+            };
+            crate::deferred_index::catch_up_queues(tx, queues, INLINE_BACKLOG_SHARE)?;
         }
         Ok(())
     }
