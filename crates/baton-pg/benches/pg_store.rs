@@ -6,9 +6,10 @@
 //! once into the schema `bench_<n>` and reused by later runs (`DROP SCHEMA` to rebuild).
 //!
 //! Reports:
-//! - ingest: messages/s storing whole conversations through `PgStore::write_batch` (messages
-//!   by COPY, ~5,000 per transaction, both GIN indexes on), criterion on 50,000-message
-//!   ingests into a fresh schema, and once over the full build;
+//! - ingest: messages/s storing whole conversations by COPY, ~5,000 per transaction,
+//!   criterion on 50,000-message ingests into a fresh schema: indexed in the write
+//!   (`PgStore::write_batch`), indexed later (`write_new_sessions_deferred`, what `sessions
+//!   import` does), and indexed later plus the whole catch-up; and once over the full build;
 //! - search: p50/p99 per query class over the large database, as for SQLite;
 //! - size: the schema's bytes per million messages (tables, TOAST and indexes).
 
@@ -115,7 +116,47 @@ fn bench_ingest(c: &mut Criterion) {
             )
         });
     });
+    group.bench_function("50k messages, COPY, indexed later", |b| {
+        b.iter_custom(|iters| {
+            time_fresh_ingests(
+                iters,
+                &|i| FreshSchema::new(&url, &format!("later_{}_{i}", std::process::id())),
+                &|fresh| fill_deferred(&fresh.store, &corpus, INGEST_MESSAGES, "later"),
+            )
+        });
+    });
+    group.bench_function("50k messages, COPY then the index catch-up", |b| {
+        b.iter_custom(|iters| {
+            time_fresh_ingests(
+                iters,
+                &|i| FreshSchema::new(&url, &format!("caught_{}_{i}", std::process::id())),
+                &|fresh| {
+                    let stored = fill_deferred(&fresh.store, &corpus, INGEST_MESSAGES, "caught");
+                    catch_up(&fresh.store);
+                    stored
+                },
+            )
+        });
+    });
     group.finish();
+}
+
+/// [`fill`] with the search columns left for the indexer (what `sessions import` does).
+fn fill_deferred(store: &PgStore, corpus: &[Vec<Message>], target: usize, tag: &str) -> usize {
+    corpus_data::fill(corpus, target, BATCH, tag, &mut |sessions| {
+        store
+            .write_new_sessions_deferred(sessions)
+            .expect("write batch");
+    })
+}
+
+/// Indexes every waiting message, in the chunks `baton sessions index` uses.
+fn catch_up(store: &PgStore) {
+    while store
+        .catch_up_index(baton_store::deferred_index::CATCH_UP_CHUNK)
+        .expect("catch up")
+        > 0
+    {}
 }
 
 /// The large database: built into schema `bench_<n>` on first use, reused afterwards.

@@ -11,6 +11,7 @@ mod archive;
 mod bridge;
 mod bulk;
 mod continuation;
+mod deferred_index;
 mod error;
 mod lineage;
 mod listing;

@@ -2,7 +2,7 @@
 //! columns) and reading rows back as messages, through the SQLite store's codec so both
 //! stores give back the same values.
 
-use crate::tsvector::SearchColumns;
+use crate::tsvector::{SearchColumns, TsVector};
 use baton_core::Message;
 use baton_store::codec::{JSON_CONTENT_SENTINEL, MessageRow, RawJson, row_to_value, to_row};
 use baton_store::{Result, StoreError};
@@ -26,12 +26,26 @@ pub const ROW_COLUMNS: &str = "role, content, tool_call_id, tool_calls, tool_nam
 /// Parameters of one message row in an INSERT (the session id is shared).
 pub const PARAMS_PER_ROW: usize = 17;
 
-/// The values of [`ROW_COLUMNS`] for one message.
+/// The search columns of a message the indexer has not reached: NULL vectors (what marks it
+/// as waiting) and the column's default length.
+static NO_VECTOR: Option<TsVector> = None;
+static UNINDEXED_LEN: i32 = 1;
+
+/// The values of [`ROW_COLUMNS`] for one message; `search` is `None` for a message left for
+/// [`crate::deferred_index`].
 pub fn row_values<'a>(
     row: &'a MessageRow,
     ts: &'a f64,
-    search: &'a SearchColumns,
+    search: Option<&'a SearchColumns>,
 ) -> [&'a (dyn ToSql + Sync); PARAMS_PER_ROW] {
+    let (words, cjk, len): (
+        &(dyn ToSql + Sync),
+        &(dyn ToSql + Sync),
+        &(dyn ToSql + Sync),
+    ) = match search {
+        Some(s) => (&s.words, &s.cjk, &s.len),
+        None => (&NO_VECTOR, &NO_VECTOR, &UNINDEXED_LEN),
+    };
     [
         &row.role,
         &row.content,
@@ -47,9 +61,9 @@ pub fn row_values<'a>(
         &row.codex_message_items,
         &row.token_count,
         &row.raw_json,
-        &search.words,
-        &search.cjk,
-        &search.len,
+        words,
+        cjk,
+        len,
     ]
 }
 
@@ -70,7 +84,7 @@ pub async fn insert(
             for call in m.calls() {
                 call_names.insert(call.id.clone(), call.function.name.clone());
             }
-            let row = for_postgres(to_row(m, call_names, RawJson::Always));
+            let row = stored_row(m, call_names);
             let haystack = haystack(&row);
             let ts = stamp(chunk_index * ROWS_PER_INSERT + k);
             let search = SearchColumns::of(&haystack);
@@ -89,18 +103,52 @@ pub async fn insert(
                 .map(|j| format!("${}", base + j))
                 .collect();
             sql.push_str(&format!("($1, {})", marks.join(", ")));
-            params.extend(row_values(row, ts, search));
+            params.extend(row_values(row, ts, Some(search)));
         }
         client.execute(sql.as_str(), &params).await?;
     }
     Ok(())
 }
 
+/// The row PostgreSQL stores for `m`. Like the SQLite store, it keeps the message's JSON
+/// (`raw_json`) only where the columns do not rebuild the message exactly: the codec's check,
+/// plus what [`for_postgres`] changes (list-valued content, NUL). Most messages are plain
+/// text, and their JSON would be a second copy of the content for the server to compress and
+/// write (a third of a bulk import's server time went to compressing it).
+pub fn stored_row(m: &Message, call_names: &HashMap<String, String>) -> MessageRow {
+    let mut row = to_row(m, call_names, RawJson::WhereColumnsLose);
+    if row.raw_json.is_none() && changed_for_postgres(&row) {
+        row.raw_json = Some(m.to_value().to_string());
+    }
+    for_postgres(row)
+}
+
+/// Whether [`for_postgres`] would change a column of `row`.
+fn changed_for_postgres(row: &MessageRow) -> bool {
+    let content = row.content.as_deref().unwrap_or("");
+    content.starts_with(JSON_CONTENT_SENTINEL)
+        || [
+            Some(content),
+            row.tool_call_id.as_deref(),
+            row.tool_calls.as_deref(),
+            row.tool_name.as_deref(),
+            row.finish_reason.as_deref(),
+            row.reasoning.as_deref(),
+            row.reasoning_content.as_deref(),
+            row.reasoning_details.as_deref(),
+            row.codex_reasoning_items.as_deref(),
+            row.codex_message_items.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|text| text.contains('\0'))
+}
+
 /// The reference columns as PostgreSQL can hold them: `TEXT` cannot hold NUL, which the
 /// codec uses to mark list-valued content (`\0json:[…]`) and which pasted text may contain.
 /// List-valued content is stored as its text parts (what search and previews read); NUL is
-/// dropped elsewhere. Nothing is lost: `raw_json` (JSON escapes NUL) keeps the message exactly
-/// and is what reading returns.
+/// dropped elsewhere. Nothing is lost: such a row keeps `raw_json` ([`stored_row`]; JSON
+/// escapes NUL), which is what reading returns.
 pub fn for_postgres(mut row: MessageRow) -> MessageRow {
     row.content = row
         .content

@@ -16,6 +16,7 @@
 //! three or more tokens is matched by its pairs, so the final hits are checked for the whole
 //! sequence ([`crate::tsvector`] explains why the vectors hold pairs, not positions).
 
+use crate::deferred_index::WAITING;
 use crate::error::pg;
 use crate::messages::haystack_of;
 use crate::store::{PgStore, TxError};
@@ -26,8 +27,10 @@ use baton_store::cjk_index::match_plan;
 use baton_store::query::{self, Route, Term};
 use baton_store::search::check_length;
 use baton_store::search_core::{
-    GroupHits, Row, TermHits, Via, find_match, normalise_into, rank, window_hit_snippet,
+    GroupHits, Row, TermHits, Via, find_match, normalise_into, rank, scan_scores,
+    window_hit_snippet,
 };
+use baton_store::title::escape_like;
 use baton_store::{SearchError, SearchHit, SearchQuery, StoreError};
 use std::collections::{HashMap, HashSet};
 use tokio_postgres::types::ToSql;
@@ -107,6 +110,9 @@ struct PgSearch<'a> {
     q: &'a SearchQuery,
     /// The newest message id when the search started (the windows' upper end).
     newest: i64,
+    /// Messages wait for the indexes ([`crate::deferred_index`]): they are read directly,
+    /// so results are complete while the indexes catch up.
+    waiting: bool,
 }
 
 impl PgSearch<'_> {
@@ -203,16 +209,73 @@ impl PgSearch<'_> {
                 let (words, glued) = futures_util::future::try_join(words, glued).await?;
                 normalise_into(&mut hits, words, 1.0, Via::Fts);
                 normalise_into(&mut hits, glued, SUPPLEMENT_WEIGHT, Via::Window);
+                if self.waiting {
+                    let waiting = self.waiting_matches(term, cap, true).await?;
+                    normalise_into(&mut hits, waiting, 1.0, Via::Window);
+                }
             }
             Route::Substring | Route::Short => {
                 let raw = match match_plan(term).as_ref().and_then(cjk_query) {
-                    Some(q) => self.indexed("cjk", &q, cap).await?,
+                    Some(q) => {
+                        let mut raw = self.indexed("cjk", &q, cap).await?;
+                        if self.waiting {
+                            raw.extend(self.waiting_matches(term, cap, false).await?);
+                        }
+                        raw
+                    }
                     None => self.verified_phrase(term, cap).await?,
                 };
                 normalise_into(&mut hits, raw, 1.0, Via::Window);
             }
         }
         Ok(hits)
+    }
+
+    /// Messages waiting for the indexes that hold `term`, newest first, at most `cap` (`-1`:
+    /// all), scored as the SQLite store scores a scan. `whole_word`: the match must be a whole
+    /// word or word prefix, as it is for the word index; otherwise a substring, as for the
+    /// CJK index. The server narrows the rows by `ILIKE` (the partial index of waiting rows
+    /// bounds what it reads), the text decides.
+    async fn waiting_matches(
+        &self,
+        term: &Term,
+        cap: i64,
+        whole_word: bool,
+    ) -> Result<Vec<(i64, f64)>, tokio_postgres::Error> {
+        let sessions = if self.q.sources.is_empty() {
+            ""
+        } else {
+            " JOIN sessions s ON s.id = m.session_id"
+        };
+        let mut params: Params = vec![Box::new(format!("%{}%", escape_like(&term.text)))];
+        let filter_sql = filters(self.q, 2, &mut params);
+        let limit_param = params.len() + 1;
+        let sql = format!(
+            "SELECT m.id, COALESCE(m.content, ''), COALESCE(m.tool_name, ''), \
+             COALESCE(m.tool_calls, '') FROM messages m{sessions} \
+             WHERE m.{WAITING} AND (m.content ILIKE $1 OR m.tool_name ILIKE $1 \
+             OR m.tool_calls ILIKE $1){filter_sql} ORDER BY m.id DESC LIMIT ${limit_param}"
+        );
+        let limit: Option<i64> = (cap >= 0).then_some(cap);
+        let mut all: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+        all.push(&limit);
+        let rows = self.client.query(sql.as_str(), &all).await?;
+        let scanned: Vec<(i64, String)> = rows
+            .iter()
+            .map(|r| {
+                let row = Row {
+                    content: r.get(1),
+                    tool_name: r.get(2),
+                    tool_calls: r.get(3),
+                };
+                (r.get::<_, i64>(0), row.haystack())
+            })
+            .filter(|(_, hay)| {
+                !whole_word || find_match(hay, &term.text, Some(term.prefix)).is_some()
+            })
+            .collect();
+        Ok(scan_scores(&scanned, &term.text))
     }
 
     /// A phrase neither index holds whole (CJK and Latin words across spaces): the messages
@@ -298,7 +361,8 @@ impl PgSearch<'_> {
                 // Every term through the indexes: the group's matches in one statement, so
                 // the newest candidates are those holding every term (ranking is by length,
                 // the same for each term of a message).
-                Some(condition) if group.must.len() > 1 => {
+                // (Waiting messages are matched term by term, so not while any wait.)
+                Some(condition) if group.must.len() > 1 && !self.waiting => {
                     let found = self.matching(&condition, PG_TERM_CANDIDATE_CAP).await?;
                     let mut hits = TermHits::new();
                     normalise_into(&mut hits, found, 1.0, Via::Fts);
@@ -492,16 +556,23 @@ impl PgStore {
             // row's vector (read back from TOAST; 75 ms for 20,000 rows) over intersecting the
             // GIN bitmap with the range (15 ms), because it does not know what the test costs.
             let tx = client.transaction().await?;
-            let newest: i64 = tx
-                .query_one("SELECT COALESCE(MAX(id), 0) FROM messages", &[])
-                .await?
-                .get(0);
+            let state = tx
+                .query_one(
+                    &format!(
+                        "SELECT COALESCE(MAX(id), 0), \
+                         EXISTS(SELECT 1 FROM messages WHERE {WAITING}) FROM messages"
+                    ),
+                    &[],
+                )
+                .await?;
+            let (newest, waiting): (i64, bool) = (state.get(0), state.get(1));
             tx.batch_execute("SET TRANSACTION READ ONLY; SET LOCAL enable_indexscan = off")
                 .await?;
             PgSearch {
                 client: &tx,
                 q: &query,
                 newest,
+                waiting,
             }
             .run()
             .await

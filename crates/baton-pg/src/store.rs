@@ -2,6 +2,7 @@
 //! retried on serialization failures and deadlocks; connections come from a pool.
 
 use crate::bridge::Bridge;
+use crate::deferred_index::Indexing;
 use crate::error::{is_retryable, pg, pool};
 use crate::lineage;
 use crate::messages::{self, MESSAGE_COLUMNS};
@@ -560,7 +561,22 @@ impl SessionStore for PgStore {
         &self,
         batch: &[baton_store::SessionBatch<'_>],
     ) -> Result<Vec<(String, bool)>> {
-        self.write_sessions(batch, true)
+        self.write_sessions(batch, true, Indexing::Inline)
+    }
+
+    fn write_new_sessions_deferred(
+        &self,
+        batch: &[baton_store::SessionBatch<'_>],
+    ) -> Result<Vec<(String, bool)>> {
+        self.write_sessions(batch, true, Indexing::Deferred)
+    }
+
+    fn index_backlog(&self) -> Result<usize> {
+        self.unindexed_count()
+    }
+
+    fn catch_up_index(&self, limit: usize) -> Result<usize> {
+        self.index_waiting(limit)
     }
 
     fn get_meta(&self, key: &str) -> Result<Option<String>> {

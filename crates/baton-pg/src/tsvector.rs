@@ -22,7 +22,7 @@
 use baton_store::cjk_index::{MatchPlan, index_columns};
 use baton_store::query::Term;
 use bytes::{BufMut, BytesMut};
-use std::collections::BTreeSet;
+use rustc_hash::FxHashSet;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use unicode_normalization::UnicodeNormalization;
 
@@ -35,20 +35,34 @@ pub const MAX_LEXEME_BYTES: usize = 2_046;
 /// are not indexed.
 pub const MAX_VECTOR_BYTES: usize = 900 * 1024;
 
-/// The unicode61 tokens of `text`: runs of letters and digits, folded.
+/// The unicode61 tokens of `text`: runs of letters and digits, folded. An ASCII token (most
+/// of them) is lowercased as it is read; others go through [`fold`].
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
+    let mut ascii = true;
+    let mut finish = |current: &mut String, ascii: bool| {
+        let token = if ascii {
+            current.clone()
+        } else {
+            fold(current)
+        };
+        out.push(token);
+        current.clear();
+    };
     for c in text.chars() {
-        if c.is_alphanumeric() {
+        if c.is_ascii_alphanumeric() {
+            current.push(c.to_ascii_lowercase());
+        } else if !c.is_ascii() && c.is_alphanumeric() {
             current.push(c);
+            ascii = false;
         } else if !current.is_empty() {
-            out.push(fold(&current));
-            current.clear();
+            finish(&mut current, ascii);
+            ascii = true;
         }
     }
     if !current.is_empty() {
-        out.push(fold(&current));
+        finish(&mut current, ascii);
     }
     out
 }
@@ -77,49 +91,119 @@ fn pair(a: &str, b: &str) -> String {
 }
 
 /// A `tsvector` without positions: its lexemes, unique and in PostgreSQL's order (bytewise,
-/// which is `String`'s order). Sent to the server in the binary format, so nothing is
-/// quoted, escaped or parsed as text.
+/// which is `str`'s order), written one after another in one buffer. Sent to the server in
+/// the binary format, so nothing is quoted, escaped or parsed as text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TsVector {
-    lexemes: BTreeSet<String>,
-    bytes: usize,
+    text: String,
+    /// Where each lexeme ends in `text` (each starts where the previous one ends).
+    ends: Vec<u32>,
 }
 
 impl TsVector {
-    /// Adds a lexeme unless PostgreSQL would refuse it or the vector is full.
-    fn add(&mut self, lexeme: String) {
-        if lexeme.is_empty() || lexeme.len() > MAX_LEXEME_BYTES {
-            return;
-        }
-        if self.bytes + lexeme.len() > MAX_VECTOR_BYTES || self.lexemes.contains(&lexeme) {
-            return;
-        }
-        self.bytes += lexeme.len();
-        self.lexemes.insert(lexeme);
-    }
-
-    /// Adds `tokens` and every pair of adjacent ones.
-    fn add_with_pairs(&mut self, tokens: &[String]) {
-        for w in tokens.windows(2) {
-            self.add(pair(&w[0], &w[1]));
-        }
-        for t in tokens {
-            self.add(t.clone());
-        }
-    }
-
     pub fn is_empty(&self) -> bool {
-        self.lexemes.is_empty()
+        self.ends.is_empty()
     }
 
     pub fn lexemes(&self) -> impl Iterator<Item = &str> {
-        self.lexemes.iter().map(String::as_str)
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .map(|(a, b)| &self.text[a as usize..b as usize])
     }
 
     /// The vector as `tsvector` text input (tests and diagnostics).
     pub fn literal(&self) -> String {
-        let quoted: Vec<String> = self.lexemes.iter().map(|l| quote(l)).collect();
+        let quoted: Vec<String> = self.lexemes().map(quote).collect();
         quoted.join(" ")
+    }
+}
+
+/// The lexemes of one vector as they are found, each a span of one shared buffer: a
+/// message's hundreds of tokens and pairs cost a few allocations instead of one each (a set
+/// of owned strings, built lexeme by lexeme, was most of the cost of indexing a message).
+#[derive(Default)]
+struct Lexemes {
+    text: String,
+    /// `(start, end)` in `text`, in the order a vector over budget keeps them.
+    spans: Vec<(usize, usize)>,
+}
+
+impl Lexemes {
+    fn get(&self, (a, b): (usize, usize)) -> &str {
+        &self.text[a..b]
+    }
+
+    /// Appends the unicode61 tokens of `source` ([`tokens`]); returns their spans.
+    fn tokens_of(&mut self, source: &str) -> Vec<(usize, usize)> {
+        let mut spans = Vec::new();
+        let mut start = self.text.len();
+        let mut ascii = true;
+        let mut close = |text: &mut String, start: &mut usize, ascii: bool| {
+            if !ascii {
+                let folded = fold(&text[*start..]);
+                text.truncate(*start);
+                text.push_str(&folded);
+            }
+            spans.push((*start, text.len()));
+            *start = text.len();
+        };
+        for c in source.chars() {
+            if c.is_ascii_alphanumeric() {
+                self.text.push(c.to_ascii_lowercase());
+            } else if !c.is_ascii() && c.is_alphanumeric() {
+                self.text.push(c);
+                ascii = false;
+            } else if self.text.len() > start {
+                close(&mut self.text, &mut start, ascii);
+                ascii = true;
+            }
+        }
+        if self.text.len() > start {
+            close(&mut self.text, &mut start, ascii);
+        }
+        spans
+    }
+
+    /// Adds every pair of adjacent `tokens` as a lexeme, then the tokens themselves.
+    fn add_with_pairs(&mut self, tokens: &[(usize, usize)]) {
+        for w in tokens.windows(2) {
+            let start = self.text.len();
+            self.text.extend_from_within(w[0].0..w[0].1);
+            self.text.push(' ');
+            self.text.extend_from_within(w[1].0..w[1].1);
+            self.spans.push((start, self.text.len()));
+        }
+        self.spans.extend_from_slice(tokens);
+    }
+
+    /// The vector: lexemes PostgreSQL would refuse left out, duplicates dropped (by hash,
+    /// before sorting: long outputs repeat most of their tokens), and once the lexemes pass
+    /// [`MAX_VECTOR_BYTES`], the later ones not indexed.
+    fn into_vector(self) -> TsVector {
+        let mut seen = FxHashSet::with_capacity_and_hasher(self.spans.len(), Default::default());
+        let mut bytes = 0;
+        let mut kept = Vec::with_capacity(self.spans.len());
+        for &span in &self.spans {
+            let lexeme = self.get(span);
+            if lexeme.is_empty()
+                || lexeme.len() > MAX_LEXEME_BYTES
+                || bytes + lexeme.len() > MAX_VECTOR_BYTES
+                || !seen.insert(lexeme)
+            {
+                continue;
+            }
+            bytes += lexeme.len();
+            kept.push(span);
+        }
+        kept.sort_unstable_by(|x, y| self.get(*x).cmp(self.get(*y)));
+        let mut text = String::with_capacity(bytes);
+        let mut ends = Vec::with_capacity(kept.len());
+        for span in kept {
+            text.push_str(self.get(span));
+            ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+        }
+        TsVector { text, ends }
     }
 }
 
@@ -131,8 +215,8 @@ impl ToSql for TsVector {
         _ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.put_i32(i32::try_from(self.lexemes.len())?);
-        for lexeme in &self.lexemes {
+        out.put_i32(i32::try_from(self.ends.len())?);
+        for lexeme in self.lexemes() {
             out.put_slice(lexeme.as_bytes());
             out.put_u8(0);
             out.put_u16(0);
@@ -159,25 +243,24 @@ pub struct SearchColumns {
 impl SearchColumns {
     /// The columns of a message whose searchable text is `haystack`.
     pub fn of(haystack: &str) -> Self {
-        let words = tokens(haystack);
-        let mut out = SearchColumns {
-            len: i32::try_from(words.len()).unwrap_or(i32::MAX),
-            ..SearchColumns::default()
-        };
-        out.words.add_with_pairs(&words);
+        let mut words = Lexemes::default();
+        let tokens = words.tokens_of(haystack);
+        let mut len = i32::try_from(tokens.len()).unwrap_or(i32::MAX);
+        words.add_with_pairs(&tokens);
         let (uni, bi) = index_columns(haystack);
+        let mut cjk = Lexemes::default();
         if !uni.is_empty() {
-            out.cjk.add_with_pairs(&tokens(&bi));
-            let chars = tokens(&uni);
-            out.len = out
-                .len
-                .saturating_add(i32::try_from(chars.len()).unwrap_or(i32::MAX));
-            for c in chars {
-                out.cjk.add(c);
-            }
+            let bigrams = cjk.tokens_of(&bi);
+            cjk.add_with_pairs(&bigrams);
+            let chars = cjk.tokens_of(&uni);
+            len = len.saturating_add(i32::try_from(chars.len()).unwrap_or(i32::MAX));
+            cjk.spans.extend(chars);
         }
-        out.len = out.len.max(1);
-        out
+        SearchColumns {
+            words: words.into_vector(),
+            cjk: cjk.into_vector(),
+            len: len.max(1),
+        }
     }
 }
 

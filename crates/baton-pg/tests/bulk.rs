@@ -84,3 +84,41 @@ fn copy_batches_round_trip_text_that_copy_must_escape_and_are_searchable() {
         1
     );
 }
+
+#[test]
+fn only_messages_the_columns_cannot_rebuild_keep_their_json() {
+    let Some(url) = pg::fresh_schema() else {
+        return;
+    };
+    let store = baton_pg::PgStore::connect(&url).unwrap();
+    let parts: Message = serde_json::from_value(serde_json::json!({
+        "role": "user",
+        "content": [{"type": "text", "text": "look at this"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
+    }))
+    .unwrap();
+    let messages = vec![
+        Message::user("plain text, rebuilt from the columns"),
+        Message::assistant("NUL \0 inside, which PostgreSQL text cannot hold"),
+        parts,
+    ];
+    store
+        .write_new_sessions(&[SessionBatch {
+            session: NewSession {
+                id: Some("raw".into()),
+                ..NewSession::new("import")
+            },
+            messages: &messages,
+            end_reason: None,
+            ended_at: None,
+            usage: None,
+            title: None,
+        }])
+        .unwrap();
+    assert_eq!(store.messages("raw").unwrap(), messages);
+    let with_json = pg::query_i64(
+        &url,
+        "SELECT COUNT(*) FROM messages WHERE raw_json IS NOT NULL",
+    );
+    assert_eq!(with_json, 2, "the NUL and the list-valued messages only");
+}

@@ -1,7 +1,8 @@
 //! Schema migrations on PostgreSQL: a database written before version 2 (search vectors
 //! with positions, no `search_len`) is re-indexed when a newer build opens it, and a database
 //! newer than the build is refused. (Version 2 also moves `search_len` next to `id`, so the
-//! rows are moved to a new table: their ids, text and sessions must survive it.)
+//! rows are moved to a new table: their ids, text and sessions must survive it.) A version 2
+//! database takes messages indexed later once opened (version 3).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -32,12 +33,15 @@ fn a_version_1_database_is_reindexed_and_its_phrases_found() {
         )
         .unwrap();
     drop(store);
-    // Back to version 1 as an older build left it: positional vectors, no search_len.
+    // Back to version 1 as an older build left it: positional vectors, no search_len,
+    // search columns required.
     pg::execute(
         &url,
         "UPDATE messages SET words = to_tsvector('simple', 'unrelated'), \
-         cjk = ''::tsvector; ALTER TABLE messages DROP COLUMN search_len; \
-         DELETE FROM baton_schema WHERE version = 2;",
+         cjk = ''::tsvector; DROP INDEX messages_unindexed; \
+         ALTER TABLE messages ALTER COLUMN words SET NOT NULL, ALTER COLUMN cjk SET NOT NULL; \
+         ALTER TABLE messages DROP COLUMN search_len; \
+         DELETE FROM baton_schema WHERE version >= 2;",
     );
     let store = PgStore::connect(&url).unwrap();
     assert_eq!(hits(&store, "\"cargo test workspace\""), 1);
@@ -63,4 +67,35 @@ fn a_database_newer_than_the_build_is_refused_by_name() {
     );
     let err = PgStore::connect(&url).err().expect("refused").to_string();
     assert!(err.contains("schema version 99"), "{err}");
+}
+
+#[test]
+fn a_version_2_database_takes_messages_indexed_later() {
+    let Some(url) = pg::fresh_schema() else {
+        return;
+    };
+    drop(PgStore::connect(&url).unwrap());
+    pg::execute(
+        &url,
+        "DROP INDEX messages_unindexed; \
+         ALTER TABLE messages ALTER COLUMN words SET NOT NULL, ALTER COLUMN cjk SET NOT NULL; \
+         DELETE FROM baton_schema WHERE version >= 3;",
+    );
+    let store = PgStore::connect(&url).unwrap();
+    let messages = vec![Message::user("stored before its index")];
+    store
+        .write_new_sessions_deferred(&[baton_store::SessionBatch {
+            session: NewSession {
+                id: Some("later".into()),
+                ..NewSession::new("import")
+            },
+            messages: &messages,
+            end_reason: None,
+            ended_at: None,
+            usage: None,
+            title: None,
+        }])
+        .unwrap();
+    assert_eq!(store.index_backlog().unwrap(), 1);
+    assert_eq!(hits(&store, "\"before its index\""), 1);
 }

@@ -1,8 +1,9 @@
 //! A write that PostgreSQL aborts as a deadlock victim is retried from the start: the caller
 //! sees success, and nothing of the aborted attempt is left behind (no doubled messages).
 //!
-//! The deadlock is real. A second connection share-locks session `a`, the store's batch updates
-//! `b`'s counters and then waits for `a`'s, and the second connection then updates `b`. The second connection
+//! The deadlock is real. A second connection share-locks session `b`, the store's batch locks
+//! its sessions in id order, `a` and then waits for `b`, and the second connection then
+//! updates `a`. The second connection
 //! waits 10 s before checking for a deadlock, the store's backend the default 1 s, so the
 //! store's transaction is the one PostgreSQL aborts (SQLSTATE 40P01).
 
@@ -68,14 +69,14 @@ fn a_deadlock_victim_is_retried_and_written_once() {
         client
             .batch_execute(
                 "BEGIN; SET LOCAL deadlock_timeout = '10s'; \
-                 SELECT 1 FROM sessions WHERE id = 'a' FOR SHARE",
+                 SELECT 1 FROM sessions WHERE id = 'b' FOR SHARE",
             )
             .await
             .unwrap();
         (client, before)
     });
 
-    // The store's batch: updates `b`'s counters, then waits on `a`.
+    // The store's batch: locks `a`, then waits on `b`.
     let writer = std::thread::spawn(move || {
         let one = [Message::user("hello")];
         let result = store.write_batch(&[batch("b", &one), batch("a", &one)]);
@@ -83,17 +84,17 @@ fn a_deadlock_victim_is_retried_and_written_once() {
     });
     std::thread::sleep(Duration::from_millis(500));
     runtime.block_on(async {
-        // Waits for `b`, held by the store: a deadlock, which the store's backend detects. Had
+        // Waits for `a`, held by the store: a deadlock, which the store's backend detects. Had
         // this connection been the victim instead, this statement would fail.
         client
-            .batch_execute("UPDATE sessions SET model = 'other writer' WHERE id = 'b'")
+            .batch_execute("UPDATE sessions SET model = 'other writer' WHERE id = 'a'")
             .await
             .unwrap();
         client.batch_execute("COMMIT").await.unwrap();
     });
     let (store, result) = writer.join().unwrap();
     assert_eq!(
-        store.get_session("b").unwrap().unwrap().model.as_deref(),
+        store.get_session("a").unwrap().unwrap().model.as_deref(),
         Some("other writer"),
         "the other writer's change, committed while the store waited to retry, is kept"
     );

@@ -39,8 +39,7 @@ pub struct MessageRow {
 /// When a row carries the message's JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RawJson {
-    /// Every row (a backend whose columns are themselves lossy, such as PostgreSQL's, which
-    /// cannot hold NUL).
+    /// Every row (for checking that a row's JSON reads back as the message).
     Always,
     /// Only rows whose columns do not rebuild the message exactly.
     WhereColumnsLose,

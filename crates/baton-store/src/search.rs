@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
 use crate::search_core::{
-    GroupHits, Row, TermHits, Via, count_occurrences, find_match, normalise_into, rank,
+    GroupHits, Row, TermHits, Via, find_match, normalise_into, rank, scan_scores,
     window_hit_snippet,
 };
 pub use crate::search_core::{SNIPPET_CONTEXT_CHARS, TEXT_SCAN_BYTES};
@@ -436,7 +436,7 @@ impl Searcher<'_> {
                 },
             ))
         })?;
-        let mut counted = Vec::new();
+        let mut scanned = Vec::new();
         for r in rows {
             let (id, row) = r?;
             let hay = row.haystack();
@@ -445,23 +445,9 @@ impl Searcher<'_> {
             {
                 continue;
             }
-            let tf = count_occurrences(&hay, &term.text).max(1) as f64;
-            counted.push((id, tf, hay.chars().count() as f64));
+            scanned.push((id, hay));
         }
-        let avg = if counted.is_empty() {
-            1.0
-        } else {
-            counted.iter().map(|c| c.2).sum::<f64>() / counted.len() as f64
-        }
-        .max(1.0);
-        let (k1, b) = (1.2, 0.75);
-        Ok(counted
-            .into_iter()
-            .map(|(id, tf, len)| {
-                let s = tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg));
-                (id, s)
-            })
-            .collect())
+        Ok(scan_scores(&scanned, &term.text))
     }
 
     fn hit(&self, id: i64, score: f64, terms: &[(Term, TermHits)]) -> rusqlite::Result<SearchHit> {

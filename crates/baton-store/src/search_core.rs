@@ -231,6 +231,30 @@ pub fn find_match(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usi
         .map(|(i, _, _)| (i, i + n.len()))
 }
 
+/// Scores for messages found by reading their text rather than through an index (`(id,
+/// haystack)` of each): BM25's saturated, length-normalised term frequency of `needle`, the
+/// length relative to the scanned messages' average.
+pub fn scan_scores(scanned: &[(i64, String)], needle: &str) -> Vec<(i64, f64)> {
+    let counted: Vec<(i64, f64, f64)> = scanned
+        .iter()
+        .map(|(id, hay)| {
+            let tf = count_occurrences(hay, needle).max(1) as f64;
+            (*id, tf, hay.chars().count() as f64)
+        })
+        .collect();
+    let avg = if counted.is_empty() {
+        1.0
+    } else {
+        counted.iter().map(|c| c.2).sum::<f64>() / counted.len() as f64
+    }
+    .max(1.0);
+    let (k1, b) = (1.2, 0.75);
+    counted
+        .into_iter()
+        .map(|(id, tf, len)| (id, tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg))))
+        .collect()
+}
+
 /// Non-overlapping case-insensitive occurrences of `needle` in `hay`.
 pub fn count_occurrences(hay: &str, needle: &str) -> usize {
     let n: Vec<char> = needle.chars().map(fold).collect();

@@ -61,3 +61,18 @@ pub fn fresh_store() -> Option<PgStore> {
     let url = fresh_schema()?;
     Some(PgStore::connect(&url).expect("connect PgStore"))
 }
+
+/// The first column of the first row of `sql` (a count, a size) on the server at `url`.
+pub fn query_i64(url: &str, sql: &str) -> i64 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test server");
+        tokio::spawn(connection);
+        client.query_one(sql, &[]).await.unwrap().get(0)
+    })
+}

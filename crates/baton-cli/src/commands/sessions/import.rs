@@ -13,9 +13,10 @@
 //! and the search index catches up after them in its own transactions (four times faster
 //! than indexing inside every write): `import` returns once both are done, or right after
 //! the rows with `--index-later`, when searches scan the waiting messages until `sessions
-//! index` (or later writes, a little each) index them.
+//! index` indexes them (on SQLite, later writes also index a little each).
 
 use super::import_id::session_id;
+use super::import_writer::{Imported, Importer, ReadFailure, import_with};
 use super::{open_for_write, print_json, store_err};
 use crate::commands::Failure;
 use crate::commands::compress::{FormatChoice, parse_format};
@@ -25,11 +26,10 @@ use baton_core::formats::stream::{StreamError, check_lines, for_each_conversatio
 use baton_core::formats::{Dialect, Shape};
 use baton_core::usage::CanonicalUsage;
 use baton_store::session::parse_rfc3339;
-use baton_store::{NewSession, SessionBatch, SessionStore, SqliteStore, end_reason};
+use baton_store::{SessionStore, SqliteStore};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
-use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -59,25 +59,20 @@ pub struct ImportArgs {
     pub index_later: bool,
 }
 
-/// Sessions per transaction: whole conversations, about this many messages at a time. With
-/// indexing after the rows, a transaction is cheap to commit; larger ones only hold more in
-/// memory.
-const BATCH_MESSAGES: usize = 5_000;
-
-struct Planned {
-    id: String,
-    source: String,
-    model: Option<String>,
-    conversation: Conversation,
-    file: String,
+pub(super) struct Planned {
+    pub id: String,
+    pub source: String,
+    pub model: Option<String>,
+    pub conversation: Conversation,
+    pub file: String,
     /// When the transcript says the session ran (Unix seconds).
-    started_at: Option<f64>,
-    ended_at: Option<f64>,
-    usage: Option<(CanonicalUsage, u64)>,
+    pub started_at: Option<f64>,
+    pub ended_at: Option<f64>,
+    pub usage: Option<(CanonicalUsage, u64)>,
 }
 
 /// What the report says about one conversation (the conversation itself is gone by then).
-struct Outcome {
+pub(super) struct Outcome {
     id: String,
     source: String,
     messages: usize,
@@ -141,20 +136,24 @@ fn import_into(
     json: bool,
     args: &ImportArgs,
 ) -> Result<(), Failure> {
-    let mut importer = Importer::new(store, args.title.as_deref(), json);
-    match planned {
-        Some(planned) => {
-            for p in planned {
-                importer.add(p)?;
+    let progress = spinner(json);
+    let Imported { fresh, skipped } =
+        import_with(store, args.title.as_deref(), &progress, |importer| {
+            match planned {
+                Some(planned) => {
+                    for p in planned {
+                        importer.add(p).map_err(ReadFailure::Failed)?;
+                    }
+                }
+                None => {
+                    for file in &args.files {
+                        stream_file(file, args, importer)?;
+                    }
+                }
             }
-        }
-        None => {
-            for file in &args.files {
-                stream_file(file, args, &mut importer)?;
-            }
-        }
-    }
-    let (fresh, skipped) = importer.finish()?;
+            Ok(())
+        })?;
+    progress.finish_and_clear();
     if let (Some(title), Some(p), true) = (&args.title, skipped.first(), fresh.is_empty()) {
         // Imported before: the title still applies to it.
         store.retitle_chain(&p.id, title).map_err(store_err)?;
@@ -184,7 +183,7 @@ fn check_inputs(args: &ImportArgs) -> Result<(), Failure> {
 
 /// Reads one input file (or standard input for `-`) conversation by conversation, handing
 /// each to the importer: memory holds one batch, not the file.
-fn stream_file(file: &Path, args: &ImportArgs, importer: &mut Importer<'_>) -> Result<(), Failure> {
+fn stream_file(file: &Path, args: &ImportArgs, importer: &mut Importer) -> Result<(), ReadFailure> {
     let stdin = file.as_os_str() == "-";
     let label = if stdin {
         "<stdin>".to_string()
@@ -194,8 +193,9 @@ fn stream_file(file: &Path, args: &ImportArgs, importer: &mut Importer<'_>) -> R
     let input: Box<dyn std::io::BufRead> = if stdin {
         Box::new(std::io::stdin().lock())
     } else {
-        let f = std::fs::File::open(file)
-            .map_err(|e| Failure::BadInput(format!("{label}: cannot read: {e}")))?;
+        let f = std::fs::File::open(file).map_err(|e| {
+            ReadFailure::Failed(Failure::BadInput(format!("{label}: cannot read: {e}")))
+        })?;
         Box::new(std::io::BufReader::with_capacity(1 << 20, f))
     };
     let mut index = 0;
@@ -209,22 +209,12 @@ fn stream_file(file: &Path, args: &ImportArgs, importer: &mut Importer<'_>) -> R
     });
     match result {
         Ok(()) => Ok(()),
-        Err(StreamError::Consumer(failure)) => Err(failure),
-        Err(StreamError::Load(e)) => {
-            // Batches written before the bad line stay (each is whole, and a re-run after the
-            // fix skips them); the ones read but not written yet are not written.
-            let written = importer.stored_sessions();
-            let text = e.to_string().replacen("<input>", &label, 1);
-            Err(Failure::BadInput(if written == 0 {
-                text
-            } else {
-                format!(
-                    "{text}\n{} session(s) read before it were imported; importing the file \
-                     again after the fix skips them",
-                    super::table::count(written)
-                )
-            }))
-        }
+        Err(StreamError::Consumer(failure)) => Err(ReadFailure::Failed(failure)),
+        // Batches written before the bad line stay (each is whole, and a re-run after the
+        // fix skips them); the ones read but not written yet are not written.
+        Err(StreamError::Load(e)) => Err(ReadFailure::BadInput(
+            e.to_string().replacen("<input>", &label, 1),
+        )),
     }
 }
 
@@ -320,104 +310,6 @@ fn model(c: &Conversation) -> Option<String> {
         .or_else(|| meta.get("model"))
         .and_then(Value::as_str)
         .map(str::to_string)
-}
-
-/// Groups conversations into write batches as they arrive and remembers what became of each.
-struct Importer<'a> {
-    store: &'a dyn SessionStore,
-    title: Option<&'a str>,
-    batch: Vec<Planned>,
-    batch_messages: usize,
-    /// Ids met so far in this import: the same conversation twice is stored once.
-    seen: HashSet<String>,
-    fresh: Vec<Outcome>,
-    skipped: Vec<Outcome>,
-    progress: ProgressBar,
-}
-
-impl<'a> Importer<'a> {
-    fn new(store: &'a dyn SessionStore, title: Option<&'a str>, json: bool) -> Self {
-        Importer {
-            store,
-            title,
-            batch: Vec::new(),
-            batch_messages: 0,
-            seen: HashSet::new(),
-            fresh: Vec::new(),
-            skipped: Vec::new(),
-            progress: spinner(json),
-        }
-    }
-
-    /// Queues one conversation, writing the batch when it is full. A conversation stored
-    /// before (or met earlier in this import) is only counted.
-    fn add(&mut self, p: Planned) -> Result<(), Failure> {
-        // This check only spares the work of sending what is surely stored already; the
-        // decision is taken again inside each write transaction, where a session another
-        // process stored meanwhile (a race lost) is skipped and counted as already imported.
-        let exists = self.store.get_session(&p.id).map_err(store_err)?.is_some();
-        if exists || !self.seen.insert(p.id.clone()) {
-            self.skipped.push(Outcome::from(&p));
-            return Ok(());
-        }
-        self.batch_messages += p.conversation.messages.len();
-        self.batch.push(p);
-        if self.batch_messages >= BATCH_MESSAGES {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<(), Failure> {
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let sessions: Vec<SessionBatch<'_>> = self
-            .batch
-            .iter()
-            .map(|p| SessionBatch {
-                session: NewSession {
-                    id: Some(p.id.clone()),
-                    model: p.model.clone(),
-                    system_prompt: p.conversation.system_prompt(),
-                    started_at: p.started_at,
-                    ..NewSession::new(p.source.clone())
-                },
-                messages: &p.conversation.messages,
-                end_reason: Some(end_reason::IMPORTED),
-                ended_at: p.ended_at.or(p.started_at),
-                usage: p.usage,
-                title: self.title.map(str::to_string),
-            })
-            .collect();
-        let written = self
-            .store
-            .write_new_sessions_deferred(&sessions)
-            .map_err(store_err)?;
-        drop(sessions);
-        for (p, (_, was_stored)) in self.batch.drain(..).zip(written) {
-            if was_stored {
-                self.fresh.push(Outcome::from(&p));
-            } else {
-                self.skipped.push(Outcome::from(&p));
-            }
-        }
-        self.progress.inc(self.batch_messages as u64);
-        self.batch_messages = 0;
-        Ok(())
-    }
-
-    /// Sessions written so far.
-    fn stored_sessions(&self) -> usize {
-        self.fresh.len()
-    }
-
-    /// Writes what is left; returns the sessions stored and those skipped.
-    fn finish(mut self) -> Result<(Vec<Outcome>, Vec<Outcome>), Failure> {
-        self.flush()?;
-        self.progress.finish_and_clear();
-        Ok((self.fresh, self.skipped))
-    }
 }
 
 /// Where progress is drawn: stderr when it is a terminal, never in `--json` mode (whose

@@ -23,8 +23,7 @@ pub fn run(path: &Path, json: bool, _args: &IndexArgs) -> Result<(), Failure> {
     run_on(&open_for_write(path, false)?, json)
 }
 
-/// Indexes every waiting message of an open store (PostgreSQL indexes each message in its
-/// write transaction, so nothing waits there).
+/// Indexes every waiting message of an open store, SQLite or PostgreSQL.
 pub fn run_on(store: &dyn SessionStore, json: bool) -> Result<(), Failure> {
     let indexed = catch_up(store, json)?;
     if json {
