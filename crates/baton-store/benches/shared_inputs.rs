@@ -6,7 +6,9 @@
 //!
 //! Reports:
 //! - ingest: `normalized_all` (885 conversations, 12,977 messages) into a fresh database per
-//!   sample, criterion; and `corpus_x16` (14,160 conversations, 207,632 messages) once, with
+//!   sample, criterion: indexed in each write (500-message transactions), and as `sessions
+//!   import` writes (5,000-message transactions, index after: the rows alone, and the rows
+//!   plus the catch-up); and `corpus_x16` (14,160 conversations, 207,632 messages) once, with
 //!   the database's size per million messages;
 //! - search: p50/p99 per query class on the `corpus_x16` database, plus criterion per class.
 
@@ -27,6 +29,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 const BATCH: usize = 500;
+/// Messages per transaction of `sessions import`.
+const IMPORT_BATCH: usize = 5_000;
 
 /// The conversations of input `name`.
 fn conversations(dir: &Path, name: &str) -> Option<Vec<Vec<Message>>> {
@@ -49,6 +53,26 @@ fn ingest(store: &SqliteStore, convs: &[Vec<Message>], tag: &str) -> usize {
     })
 }
 
+/// Stores every message of `convs` as `sessions import` does: transactions of about
+/// [`IMPORT_BATCH`] messages, the search index left for the catch-up.
+fn ingest_deferred(store: &SqliteStore, convs: &[Vec<Message>], tag: &str) -> usize {
+    let total = convs.iter().map(Vec::len).sum();
+    corpus_data::fill(convs, total, IMPORT_BATCH, tag, &mut |sessions| {
+        store
+            .write_new_sessions_deferred(sessions)
+            .expect("write batch");
+    })
+}
+
+/// Indexes every waiting message, in the chunks `sessions index` uses.
+fn catch_up(store: &SqliteStore) {
+    while store
+        .catch_up_index(baton_store::deferred_index::CATCH_UP_CHUNK)
+        .expect("catch up")
+        > 0
+    {}
+}
+
 fn bench(c: &mut Criterion) {
     let Some(dir) = shared_inputs::dir() else {
         return;
@@ -63,6 +87,22 @@ fn bench(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
                     ingest(&db.store, &convs, "n")
+                })
+            });
+        });
+        group.bench_function("normalized_all, indexed later (import --index-later)", |b| {
+            b.iter_custom(|iters| {
+                time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
+                    ingest_deferred(&db.store, &convs, "n")
+                })
+            });
+        });
+        group.bench_function("normalized_all, rows then the catch-up (import)", |b| {
+            b.iter_custom(|iters| {
+                time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
+                    let stored = ingest_deferred(&db.store, &convs, "n");
+                    catch_up(&db.store);
+                    stored
                 })
             });
         });
