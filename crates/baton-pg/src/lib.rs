@@ -19,6 +19,7 @@ mod maintenance;
 mod messages;
 mod schema;
 pub mod search;
+mod search_window;
 mod stats;
 mod store;
 mod transfer;

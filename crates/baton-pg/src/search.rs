@@ -19,6 +19,7 @@
 use crate::deferred_index::WAITING;
 use crate::error::pg;
 use crate::messages::haystack_of;
+use crate::search_window::{FIRST_WINDOW, next_window, window_by_range};
 use crate::store::{PgStore, TxError};
 use crate::tsvector::{
     bigram_tokens, cjk_query, glued_word_query, holds_sequence, tokens, words_query,
@@ -37,8 +38,6 @@ use tokio_postgres::types::ToSql;
 
 /// Score weight of a word found only through the bigram column (as in the SQLite search).
 const SUPPLEMENT_WEIGHT: f64 = 0.6;
-/// Ids in the first window of newest messages a term is looked for in.
-const FIRST_WINDOW: i64 = 20_000;
 /// Newest matches a positive term is ranked among: half the SQLite store's
 /// [`baton_store::search::TERM_CANDIDATE_CAP`]. SQLite reads a candidate's id and rank from
 /// its index; PostgreSQL visits the candidate's row for both (~5 µs each, most of an English
@@ -47,18 +46,6 @@ pub const PG_TERM_CANDIDATE_CAP: i64 = 1_000;
 
 /// Candidates verified for a mixed CJK/Latin phrase.
 const VERIFY_CAP: i64 = 500;
-
-/// The size of the next id window, given the `covered` newest ids that held `found` matches
-/// and `need` more wanted: enough for `need` at the density seen so far, with a quarter again
-/// to spare (×8 while nothing was found), so a term is rarely looked for more than twice and a
-/// window never holds many more matches than are needed (each costs a heap visit).
-fn next_window(covered: i64, found: i64, need: i64) -> i64 {
-    if found <= 0 {
-        return covered.saturating_mul(8).max(FIRST_WINDOW);
-    }
-    let ids = covered.saturating_mul(need.max(1)) / found;
-    ids.saturating_add(ids / 4).max(FIRST_WINDOW)
-}
 
 /// A match's score from its message's token count: `ts_rank`'s length normalisation
 /// (`1 / (1 + ln len)`) with every matched term counted once. Term frequency would need each
@@ -156,16 +143,27 @@ impl PgSearch<'_> {
             .collect();
         let filter_sql = filters(self.q, params.len() + 3, &mut params);
         let limit_param = params.len() + 3;
-        let sql = format!(
-            "SELECT m.id, m.search_len FROM messages m{sessions} \
-             WHERE {where_sql} AND m.id > $1 AND m.id <= $2{filter_sql} \
-             ORDER BY m.id + 0 DESC LIMIT ${limit_param}"
-        );
+        // The window's bounds on `id` (the primary key's range) or on `id + 0` (a filter on
+        // the rows the term's bitmap names): see [`window_by_range`].
+        let sql_with = |id: &str| {
+            format!(
+                "SELECT m.id, m.search_len FROM messages m{sessions} \
+                 WHERE {where_sql} AND {id} > $1 AND {id} <= $2{filter_sql} \
+                 ORDER BY m.id + 0 DESC LIMIT ${limit_param}"
+            )
+        };
+        let (by_range, by_filter) = (sql_with("m.id"), sql_with("m.id + 0"));
         let mut hits = Vec::new();
         let mut hi = self.newest;
         let mut window = FIRST_WINDOW;
         loop {
             let lo = hi.saturating_sub(window).max(0);
+            let covered = self.newest - hi;
+            let sql = if window_by_range(hi - lo, hi, covered, hits.len() as i64) {
+                &by_range
+            } else {
+                &by_filter
+            };
             let need = if cap < 0 {
                 i64::MAX
             } else {

@@ -576,7 +576,7 @@ impl SessionStore for PgStore {
     }
 
     fn catch_up_index(&self, limit: usize) -> Result<usize> {
-        self.index_waiting(limit)
+        self.index_waiting_concurrently(limit)
     }
 
     fn get_meta(&self, key: &str) -> Result<Option<String>> {

@@ -90,13 +90,16 @@ fn bench(c: &mut Criterion) {
                 })
             });
         });
-        group.bench_function("normalized_all, indexed later (import --index-later)", |b| {
-            b.iter_custom(|iters| {
-                time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
-                    ingest_deferred(&db.store, &convs, "n")
-                })
-            });
-        });
+        group.bench_function(
+            "normalized_all, indexed later (import --index-later)",
+            |b| {
+                b.iter_custom(|iters| {
+                    time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
+                        ingest_deferred(&db.store, &convs, "n")
+                    })
+                });
+            },
+        );
         group.bench_function("normalized_all, rows then the catch-up (import)", |b| {
             b.iter_custom(|iters| {
                 time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
