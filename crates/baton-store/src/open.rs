@@ -129,9 +129,13 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
     // rows; a per-connection setting, nothing is written.
     conn.pragma_update(None, "cell_size_check", true)?;
     // Before anything that could write: a newer database is left exactly as it is.
-    schema::check_not_newer(&conn, path)?;
+    let version = schema::check_not_newer(&conn, path)?;
     if opts.read_only {
-        schema::shadow_missing_columns(&conn)?;
+        // Only an older schema can lack columns (migrations add every declared column), and
+        // checking costs building the whole schema in memory: skipped for a current file.
+        if version != Some(schema::SCHEMA_VERSION) {
+            schema::shadow_missing_columns(&conn)?;
+        }
         conn.pragma_update(None, "query_only", true)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;

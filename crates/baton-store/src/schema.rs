@@ -431,15 +431,24 @@ fn add_columns(tx: &Transaction<'_>, table: &str, cols: &[(&str, &str)]) -> rusq
     Ok(())
 }
 
-/// Adds every column the base DDL declares that the live tables lack (the reference's
-/// declarative column additions, which cover columns added without a version bump).
-/// The columns of `table` in the base DDL: (name, type, default).
-fn declared_columns(table: &str) -> rusqlite::Result<Vec<(String, String, Option<String>)>> {
-    let model = Connection::open_in_memory()?;
-    model.execute_batch(BASE_SCHEMA_SQL)?;
+/// The columns of `table` in the base DDL (`model`, from [`schema_model`]): (name, type,
+/// default).
+fn declared_columns(
+    model: &Connection,
+    table: &str,
+) -> rusqlite::Result<Vec<(String, String, Option<String>)>> {
     let mut stmt = model.prepare(&format!("PRAGMA table_info(\"{table}\")"))?;
     stmt.query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(4)?)))?
         .collect()
+}
+
+/// An in-memory database holding the current DDL, to read the declared columns from. Built
+/// once per migration or old-database open: executing the whole schema (FTS5 tables,
+/// triggers) costs about a millisecond.
+fn schema_model() -> rusqlite::Result<Connection> {
+    let model = Connection::open_in_memory()?;
+    model.execute_batch(BASE_SCHEMA_SQL)?;
+    Ok(model)
 }
 
 /// For a database opened read-only as it is: where `sessions` or `messages` lack columns of
@@ -447,12 +456,13 @@ fn declared_columns(table: &str) -> rusqlite::Result<Vec<(String, String, Option
 /// their defaults. Temp objects shadow the file's tables for this connection only, so every
 /// query works unchanged and nothing is written to the file.
 pub(crate) fn shadow_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
+    let model = schema_model()?;
     for table in ["sessions", "messages"] {
         if !table_exists(conn, table)? {
             continue;
         }
         let live = column_names(conn, table)?;
-        let missing: Vec<String> = declared_columns(table)?
+        let missing: Vec<String> = declared_columns(&model, table)?
             .into_iter()
             .filter(|(name, _, _)| !live.contains(name))
             .map(|(name, _, default)| {
@@ -469,10 +479,13 @@ pub(crate) fn shadow_missing_columns(conn: &Connection) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// Adds every column the base DDL declares that the live tables lack (the reference's
+/// declarative column additions, which cover columns added without a version bump).
 fn reconcile_columns(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let model = schema_model()?;
     for table in ["sessions", "messages", "state_meta"] {
         let live = column_names(tx, table)?;
-        for (name, ty, default) in declared_columns(table)? {
+        for (name, ty, default) in declared_columns(&model, table)? {
             if !live.contains(&name) {
                 let default = default.map(|d| format!(" DEFAULT {d}")).unwrap_or_default();
                 tx.execute(
