@@ -17,11 +17,13 @@
 
 #[path = "../../baton-store/benches/common/corpus.rs"]
 mod corpus_data;
+#[path = "../tests/pg/mod.rs"]
+mod pg;
 
 use baton_core::Message;
 use baton_pg::PgStore;
 use baton_store::SessionStore;
-use corpus_data::{bench_classes, corpus, report_latencies, time_fresh_ingests, top10};
+use corpus_data::{bench_classes, catch_up, corpus, report_latencies, time_fresh_ingests, top10};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
 
@@ -38,28 +40,6 @@ fn server() -> Option<String> {
     url
 }
 
-/// Runs `f` with a plain client of the server (schema management, sizes).
-fn with_client<T>(url: &str, f: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(connection);
-        f(&client).await
-    })
-}
-
-/// Runs `sql` on the server (schema management).
-fn admin(url: &str, sql: &str) {
-    with_client(url, async |client| {
-        client.simple_query(sql).await.expect(sql);
-    });
-}
-
 fn schema_url(url: &str, schema: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}options=-csearch_path%3D{schema}")
@@ -74,7 +54,7 @@ struct FreshSchema {
 
 impl FreshSchema {
     fn new(url: &str, schema: &str) -> Self {
-        admin(
+        pg::execute(
             url,
             &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
         );
@@ -89,7 +69,7 @@ impl FreshSchema {
 
 impl Drop for FreshSchema {
     fn drop(&mut self) {
-        admin(&self.url, &format!("DROP SCHEMA {} CASCADE", self.schema));
+        pg::execute(&self.url, &format!("DROP SCHEMA {} CASCADE", self.schema));
     }
 }
 
@@ -143,26 +123,13 @@ fn bench_ingest(c: &mut Criterion) {
 
 /// [`fill`] with the search columns left for the indexer (what `sessions import` does).
 fn fill_deferred(store: &PgStore, corpus: &[Vec<Message>], target: usize, tag: &str) -> usize {
-    corpus_data::fill(corpus, target, BATCH, tag, &mut |sessions| {
-        store
-            .write_new_sessions_deferred(sessions)
-            .expect("write batch");
-    })
-}
-
-/// Indexes every waiting message, in the chunks `baton sessions index` uses.
-fn catch_up(store: &PgStore) {
-    while store
-        .catch_up_index(baton_store::deferred_index::CATCH_UP_CHUNK)
-        .expect("catch up")
-        > 0
-    {}
+    corpus_data::fill_deferred(store, corpus, target, BATCH, tag)
 }
 
 /// The large database: built into schema `bench_<n>` on first use, reused afterwards.
 fn large_store(url: &str, corpus: &[Vec<Message>], n: usize) -> PgStore {
     let schema = format!("bench_{n}");
-    admin(url, &format!("CREATE SCHEMA IF NOT EXISTS {schema}"));
+    pg::execute(url, &format!("CREATE SCHEMA IF NOT EXISTS {schema}"));
     let store = PgStore::connect(&schema_url(url, &schema)).expect("connect");
     let have = store.session_ids().expect("ids").len();
     if have > 0 {
@@ -176,7 +143,7 @@ fn large_store(url: &str, corpus: &[Vec<Message>], n: usize) -> PgStore {
         "built {stored} messages in {secs:.1} s: {:.0} messages/s (COPY, both GIN indexes on)",
         stored as f64 / secs
     );
-    admin(url, &format!("VACUUM ANALYZE {schema}.messages"));
+    pg::execute(url, &format!("VACUUM ANALYZE {schema}.messages"));
     store
 }
 
@@ -200,7 +167,7 @@ fn bench_search(c: &mut Criterion) {
 
 /// Bytes of a schema's tables with their TOAST and indexes.
 fn size_of_schema(url: &str, schema: &str) -> u64 {
-    with_client(url, async |client| {
+    pg::with_client(url, async |client| {
         let row = client
             .query_one(
                 "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \

@@ -47,17 +47,7 @@ fn copy_batches_round_trip_text_that_copy_must_escape_and_are_searchable() {
                 )),
                 title: Some("Bulk import".into()),
             },
-            SessionBatch {
-                session: NewSession {
-                    id: Some("bulk-2".into()),
-                    ..NewSession::new("import")
-                },
-                messages: &other,
-                end_reason: None,
-                ended_at: None,
-                usage: None,
-                title: None,
-            },
+            pg::new_session("bulk-2", "import", &other),
         ])
         .unwrap();
     assert_eq!(ids, ["bulk-1", "bulk-2"]);
@@ -103,17 +93,7 @@ fn only_messages_the_columns_cannot_rebuild_keep_their_json() {
         parts,
     ];
     store
-        .write_new_sessions(&[SessionBatch {
-            session: NewSession {
-                id: Some("raw".into()),
-                ..NewSession::new("import")
-            },
-            messages: &messages,
-            end_reason: None,
-            ended_at: None,
-            usage: None,
-            title: None,
-        }])
+        .write_new_sessions(&[pg::new_session("raw", "import", &messages)])
         .unwrap();
     assert_eq!(store.messages("raw").unwrap(), messages);
     let with_json = pg::query_i64(

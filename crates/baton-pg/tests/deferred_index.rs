@@ -14,15 +14,8 @@ use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore};
 
 fn batch<'a>(id: &str, messages: &'a [Message]) -> SessionBatch<'a> {
     SessionBatch {
-        session: NewSession {
-            id: Some(id.into()),
-            ..NewSession::new("import")
-        },
-        messages,
         end_reason: Some("imported"),
-        ended_at: None,
-        usage: None,
-        title: None,
+        ..pg::new_session(id, "import", messages)
     }
 }
 

@@ -84,17 +84,7 @@ fn a_version_2_database_takes_messages_indexed_later() {
     let store = PgStore::connect(&url).unwrap();
     let messages = vec![Message::user("stored before its index")];
     store
-        .write_new_sessions_deferred(&[baton_store::SessionBatch {
-            session: NewSession {
-                id: Some("later".into()),
-                ..NewSession::new("import")
-            },
-            messages: &messages,
-            end_reason: None,
-            ended_at: None,
-            usage: None,
-            title: None,
-        }])
+        .write_new_sessions_deferred(&[pg::new_session("later", "import", &messages)])
         .unwrap();
     assert_eq!(store.index_backlog().unwrap(), 1);
     assert_eq!(hits(&store, "\"before its index\""), 1);

@@ -17,17 +17,7 @@ use baton_store::{NewSession, SessionBatch, SessionStore};
 use std::time::Duration;
 
 fn batch<'a>(id: &str, messages: &'a [Message]) -> SessionBatch<'a> {
-    SessionBatch {
-        session: NewSession {
-            id: Some(id.into()),
-            ..NewSession::new("cli")
-        },
-        messages,
-        end_reason: None,
-        ended_at: None,
-        usage: None,
-        title: None,
-    }
+    pg::new_session(id, "cli", messages)
 }
 
 async fn deadlocks(client: &tokio_postgres::Client) -> i64 {

@@ -8,7 +8,7 @@
 mod pg;
 
 use baton_core::Message;
-use baton_store::{NewSession, SearchQuery, SessionBatch, SessionStore};
+use baton_store::{SearchQuery, SessionBatch, SessionStore};
 
 /// Messages beyond the first window (20,000 ids), so later windows are read.
 const MESSAGES: usize = 26_000;
@@ -36,17 +36,7 @@ fn terms_found_past_the_first_window_are_all_found_whichever_way_it_is_read() {
     let batches: Vec<SessionBatch<'_>> = messages
         .chunks(1_000)
         .zip(&ids)
-        .map(|(chunk, id)| SessionBatch {
-            session: NewSession {
-                id: Some(id.clone()),
-                ..NewSession::new("import")
-            },
-            messages: chunk,
-            end_reason: None,
-            ended_at: None,
-            usage: None,
-            title: None,
-        })
+        .map(|(chunk, id)| pg::new_session(id, "import", chunk))
         .collect();
     store.write_new_sessions_deferred(&batches).unwrap();
     while store.catch_up_index(20_000).unwrap() > 0 {}

@@ -57,20 +57,7 @@ fn ingest(store: &SqliteStore, convs: &[Vec<Message>], tag: &str) -> usize {
 /// [`IMPORT_BATCH`] messages, the search index left for the catch-up.
 fn ingest_deferred(store: &SqliteStore, convs: &[Vec<Message>], tag: &str) -> usize {
     let total = convs.iter().map(Vec::len).sum();
-    corpus_data::fill(convs, total, IMPORT_BATCH, tag, &mut |sessions| {
-        store
-            .write_new_sessions_deferred(sessions)
-            .expect("write batch");
-    })
-}
-
-/// Indexes every waiting message, in the chunks `sessions index` uses.
-fn catch_up(store: &SqliteStore) {
-    while store
-        .catch_up_index(baton_store::deferred_index::CATCH_UP_CHUNK)
-        .expect("catch up")
-        > 0
-    {}
+    corpus_data::fill_deferred(store, convs, total, IMPORT_BATCH, tag)
 }
 
 fn bench(c: &mut Criterion) {
@@ -104,7 +91,7 @@ fn bench(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 time_fresh_ingests(iters, &|_| FreshDb::new(), &|db| {
                     let stored = ingest_deferred(&db.store, &convs, "n");
-                    catch_up(&db.store);
+                    corpus_data::catch_up(&db.store);
                     stored
                 })
             });

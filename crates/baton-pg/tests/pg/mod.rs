@@ -2,7 +2,9 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use baton_core::Message;
 use baton_pg::PgStore;
+use baton_store::{NewSession, SessionBatch};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The test server's URL; `None` (with a note) when it is not configured, a panic when CI
@@ -42,8 +44,8 @@ pub fn fresh_schema() -> Option<String> {
     Some(format!("{url}{sep}options=-csearch_path%3D{schema}"))
 }
 
-/// Runs `sql` (one or more statements) on the server at `url`, outside any store.
-pub fn execute(url: &str, sql: &str) {
+/// Runs `f` with a plain client of the server at `url`, outside any store.
+pub fn with_client<T>(url: &str, f: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -53,8 +55,13 @@ pub fn execute(url: &str, sql: &str) {
             .await
             .expect("connect to the test server");
         tokio::spawn(connection);
-        client.batch_execute(sql).await.unwrap();
-    });
+        f(&client).await
+    })
+}
+
+/// Runs `sql` (one or more statements) on the server at `url`, outside any store.
+pub fn execute(url: &str, sql: &str) {
+    with_client(url, async |client| client.batch_execute(sql).await.unwrap());
 }
 
 pub fn fresh_store() -> Option<PgStore> {
@@ -64,15 +71,22 @@ pub fn fresh_store() -> Option<PgStore> {
 
 /// The first column of the first row of `sql` (a count, a size) on the server at `url`.
 pub fn query_i64(url: &str, sql: &str) -> i64 {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect to the test server");
-        tokio::spawn(connection);
+    with_client(url, async |client| {
         client.query_one(sql, &[]).await.unwrap().get(0)
     })
+}
+
+/// A batch storing `messages` as the new session `id` from `source`, nothing else set.
+pub fn new_session<'a>(id: &str, source: &str, messages: &'a [Message]) -> SessionBatch<'a> {
+    SessionBatch {
+        session: NewSession {
+            id: Some(id.into()),
+            ..NewSession::new(source)
+        },
+        messages,
+        end_reason: None,
+        ended_at: None,
+        usage: None,
+        title: None,
+    }
 }

@@ -121,6 +121,30 @@ pub fn fill(
     stored
 }
 
+/// [`fill`] as `sessions import` writes: the search index left for [`catch_up`].
+pub fn fill_deferred(
+    store: &dyn SessionStore,
+    corpus: &[Vec<Message>],
+    target: usize,
+    batch: usize,
+    tag: &str,
+) -> usize {
+    fill(corpus, target, batch, tag, &mut |sessions| {
+        store
+            .write_new_sessions_deferred(sessions)
+            .expect("write batch");
+    })
+}
+
+/// Indexes every waiting message, in the steps `baton sessions index` takes.
+pub fn catch_up(store: &dyn SessionStore) {
+    while store
+        .catch_up_index(baton_store::deferred_index::CATCH_UP_CHUNK)
+        .expect("catch up")
+        > 0
+    {}
+}
+
 /// The query classes every store benchmark reports.
 pub const CLASSES: [(&str, &[&str]); 3] = [
     ("english", ENGLISH),
