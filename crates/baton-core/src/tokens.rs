@@ -13,6 +13,8 @@
 //! provider reported and what we estimated; [`RunningCount`] keeps per-message counts so that
 //! re-estimating a conversation after one new message costs one message, not the history.
 
+mod o200k_ascii;
+
 use crate::conversation::Conversation;
 use crate::message::{Content, ContentPart, Message, PartKind};
 use serde_json::Value;
@@ -267,11 +269,15 @@ impl TokenCounter for BpeCounter {
             return 0;
         }
         // `count_ordinary` treats `<|endoftext|>` in user text as text, as the API does.
-        self.with_bpe(|bpe| {
-            let mut total = 0;
-            for_each_bpe_chunk(text, |chunk| total += bpe.count_ordinary(chunk));
-            total
-        })
+        let mut total = 0;
+        for_each_bpe_chunk(text, |chunk| {
+            let tiktoken = |t: &str| self.with_bpe(|bpe| bpe.count_ordinary(t));
+            total += match self.0 {
+                Encoding::O200k => o200k_ascii::count_by_line(chunk, tiktoken),
+                _ => tiktoken(chunk),
+            };
+        });
+        total
     }
 
     fn is_exact(&self) -> bool {
