@@ -13,7 +13,7 @@
 //! provider reported and what we estimated; [`RunningCount`] keeps per-message counts so that
 //! re-estimating a conversation after one new message costs one message, not the history.
 
-mod o200k_ascii;
+mod o200k_pieces;
 
 use crate::conversation::Conversation;
 use crate::message::{Content, ContentPart, Message, PartKind};
@@ -273,7 +273,7 @@ impl TokenCounter for BpeCounter {
         for_each_bpe_chunk(text, |chunk| {
             let tiktoken = |t: &str| self.with_bpe(|bpe| bpe.count_ordinary(t));
             total += match self.0 {
-                Encoding::O200k => o200k_ascii::count_by_line(chunk, tiktoken),
+                Encoding::O200k => o200k_pieces::count(chunk, tiktoken),
                 _ => tiktoken(chunk),
             };
         });
