@@ -65,11 +65,33 @@ pub(super) fn count(text: &str, mut tiktoken: impl FnMut(&str) -> usize) -> usiz
     let Some(ranks) = ranks() else {
         return tiktoken(text);
     };
-    let t = Text::new(text);
+    // This thread's buffers, reused: a text's classes and offsets would otherwise be three
+    // allocations per message counted.
+    thread_local! {
+        static BUFFERS: RefCell<Text> = const { RefCell::new(Text::empty()) };
+    }
+    BUFFERS
+        .try_with(|buffers| match buffers.try_borrow_mut() {
+            Ok(mut t) => {
+                t.fill(text);
+                count_pieces(&t, text, ranks, &mut tiktoken)
+            }
+            Err(_) => count_pieces(&Text::new(text), text, ranks, &mut tiktoken),
+        })
+        .unwrap_or_else(|_| count_pieces(&Text::new(text), text, ranks, &mut tiktoken))
+}
+
+/// Tokens of the pieces of `text` (classed in `t`).
+fn count_pieces(
+    t: &Text,
+    text: &str,
+    ranks: &FxHashMap<Vec<u8>, Rank>,
+    tiktoken: &mut impl FnMut(&str) -> usize,
+) -> usize {
     let mut total = 0;
     let mut at = 0;
     while at < t.len() {
-        let end = piece_end(&t, at);
+        let end = piece_end(t, at);
         let piece = &text[t.offset(at)..t.offset(end)];
         let bytes = piece.as_bytes();
         total += match bytes.len() {
@@ -189,19 +211,31 @@ struct Text {
 }
 
 impl Text {
-    fn new(text: &str) -> Text {
-        let mut t = Text {
-            chars: Vec::with_capacity(text.len()),
-            classes: Vec::with_capacity(text.len()),
-            offsets: Vec::with_capacity(text.len() + 1),
-        };
-        for (i, c) in text.char_indices() {
-            t.chars.push(c);
-            t.classes.push(class_of(c));
-            t.offsets.push(i);
+    const fn empty() -> Text {
+        Text {
+            chars: Vec::new(),
+            classes: Vec::new(),
+            offsets: Vec::new(),
         }
-        t.offsets.push(text.len());
+    }
+
+    fn new(text: &str) -> Text {
+        let mut t = Text::empty();
+        t.fill(text);
         t
+    }
+
+    /// Makes this the characters of `text`, reusing the buffers.
+    fn fill(&mut self, text: &str) {
+        self.chars.clear();
+        self.classes.clear();
+        self.offsets.clear();
+        for (i, c) in text.char_indices() {
+            self.chars.push(c);
+            self.classes.push(class_of(c));
+            self.offsets.push(i);
+        }
+        self.offsets.push(text.len());
     }
 
     fn len(&self) -> usize {
