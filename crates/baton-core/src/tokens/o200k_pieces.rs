@@ -99,11 +99,40 @@ fn count_pieces(
             1 => 1,
             n if n >= LONGEST_PIECE => tiktoken(piece),
             _ if ranks.contains_key(bytes) => 1,
-            _ => tiktoken_rs::byte_pair_split(bytes, ranks).len(),
+            _ => merged_count(bytes, ranks),
         };
         at = end;
     }
     total
+}
+
+/// Distinct merged pieces a thread remembers before starting over.
+const MERGED_MEMORY: usize = 1 << 16;
+
+/// Tokens of a piece that is not itself a token: the byte-pair merge, remembered per thread.
+/// Words recur (an identifier, a misspelling, a path segment) and the merge costs a hash
+/// lookup per pair per step, so a repeated piece is counted once.
+fn merged_count(piece: &[u8], ranks: &FxHashMap<Vec<u8>, Rank>) -> usize {
+    thread_local! {
+        static MERGED: RefCell<FxHashMap<Box<[u8]>, usize>> = RefCell::new(FxHashMap::default());
+    }
+    let merge = || tiktoken_rs::byte_pair_split(piece, ranks).len();
+    MERGED
+        .try_with(|merged| {
+            let Ok(mut merged) = merged.try_borrow_mut() else {
+                return merge();
+            };
+            if let Some(&n) = merged.get(piece) {
+                return n;
+            }
+            if merged.len() >= MERGED_MEMORY {
+                merged.clear();
+            }
+            let n = merge();
+            merged.insert(piece.into(), n);
+            n
+        })
+        .unwrap_or_else(|_| merge())
 }
 
 /// What the pattern tells apart in a character.
