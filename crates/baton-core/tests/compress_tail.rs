@@ -119,15 +119,9 @@ fn spotter_sessions_keep_a_real_tail_and_the_final_reply_at_200k() {
 
 #[test]
 fn every_shared_conversation_keeps_its_tail_rules_at_32k_64k_and_200k() {
-    let Some(dir) = common::shared_normalized() else {
+    let Some(files) = common::shared_normalized_files() else {
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
     let mut compacted = 0;
     for path in files {
         let doc = load_file(&path, None).unwrap();

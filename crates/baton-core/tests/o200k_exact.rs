@@ -66,27 +66,11 @@ fn long_whitespace_and_mixed_scripts_count_as_tiktoken_counts_them() {
     }
 }
 
-/// Every string value of a JSON value.
-fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
-    match value {
-        Value::String(s) => out.push(s),
-        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-        _ => {}
-    }
-}
-
 #[test]
 fn every_string_of_the_shared_corpus_counts_as_tiktoken_counts_it() {
-    let Some(dir) = common::shared_normalized() else {
+    let Some(files) = common::shared_normalized_files() else {
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
     let (mut compared, mut tokens) = (0usize, 0usize);
     for path in files {
         for line in std::fs::read_to_string(&path).unwrap().lines() {
@@ -94,7 +78,7 @@ fn every_string_of_the_shared_corpus_counts_as_tiktoken_counts_it() {
                 continue;
             };
             let mut texts = Vec::new();
-            strings(&value, &mut texts);
+            common::json_strings(&value, &mut texts);
             for text in texts.into_iter().filter(|t| counted_whole(t)) {
                 let expected = tiktoken(text);
                 assert_eq!(ours(text), expected, "{}: {text:?}", path.display());

@@ -535,27 +535,11 @@ fn a_key_at_the_end_of_a_long_output_reaches_no_summarizer_input() {
     assert!(!seen.contains("-----END RSA PRIVATE KEY-----"));
 }
 
-/// Every string in a JSON value.
-fn strings<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
-    match v {
-        Value::String(s) => out.push(s),
-        Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
-        Value::Object(map) => map.values().for_each(|i| strings(i, out)),
-        _ => {}
-    }
-}
-
 #[test]
 fn false_positives_on_the_shared_corpus_are_reported() {
-    let Some(dir) = common::shared_normalized() else {
+    let Some(files) = common::shared_normalized_files() else {
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
     let (mut texts, mut changed, mut markers) = (0usize, 0usize, 0usize);
     let mut samples = Vec::new();
     for file in &files {
@@ -565,7 +549,7 @@ fn false_positives_on_the_shared_corpus_are_reported() {
                 continue;
             };
             let mut all = Vec::new();
-            strings(&value, &mut all);
+            common::json_strings(&value, &mut all);
             for s in all {
                 texts += 1;
                 let out = redact(s);

@@ -32,6 +32,30 @@ pub fn shared_normalized() -> Option<PathBuf> {
     }
 }
 
+/// The `.jsonl` files of `../shared/data/normalized`, sorted; `None` (with the note) when the
+/// directory is absent.
+pub fn shared_normalized_files() -> Option<Vec<PathBuf>> {
+    let dir = shared_normalized()?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    Some(files)
+}
+
+/// Every string in a JSON value, in document order.
+pub fn json_strings<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter().for_each(|i| json_strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| json_strings(i, out)),
+        _ => {}
+    }
+}
+
 /// `../shared/data/corpus`, if present.
 pub fn shared_corpus() -> Option<PathBuf> {
     let dir = shared_data().join("corpus");
