@@ -7,7 +7,9 @@
 //! untouched. Content parts are stored as their JSON objects for the same reason: an unknown part
 //! type is kept exactly as it came.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
+
+mod de;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -482,78 +484,110 @@ impl FieldCtx {
 }
 
 fn parse_message(value: Value, index: usize) -> Result<Message, MessageError> {
-    let ctx = FieldCtx { index };
     let Value::Object(mut obj) = value else {
-        return Err(ctx.err("", "a message object", &value));
+        return Err(FieldCtx { index }.err("", "a message object", &value));
     };
-    let role = match obj.shift_remove("role") {
-        None => return Err(ctx.missing("role", "one of system, developer, user, assistant, tool")),
-        Some(Value::String(s)) => Role::parse(&s).ok_or_else(|| {
-            ctx.err(
-                "role",
-                "one of system, developer, user, assistant, tool",
-                &Value::String(s.clone()),
-            )
-        })?,
-        Some(other) => return Err(ctx.err("role", "a role string", &other)),
+    let fields = MessageFields {
+        role: obj.shift_remove("role"),
+        content: obj.shift_remove("content"),
+        tool_calls: obj.shift_remove("tool_calls"),
+        tool_call_id: obj.shift_remove("tool_call_id"),
+        name: obj.shift_remove("name"),
+        rest: obj,
     };
-    let content = match obj.shift_remove("content") {
-        None => None,
-        Some(v) => Some(parse_content(&ctx, v)?),
-    };
-    let tool_calls = match obj.shift_remove("tool_calls") {
-        None => None,
-        Some(Value::Null) => {
-            // `"tool_calls": null` is common from some servers; keep it as an unknown field so
-            // the message re-serialises exactly as it arrived.
-            obj.insert("tool_calls".into(), Value::Null);
-            None
-        }
-        Some(Value::Array(items)) => {
-            let mut calls = Vec::with_capacity(items.len());
-            for (i, item) in items.into_iter().enumerate() {
-                calls.push(parse_tool_call(&ctx, i, item)?);
+    fields.build(index)
+}
+
+/// A message object's fields as they arrived, the known ones set apart: what both readers
+/// (from a `Value`, and straight from JSON text in [`de`]) collect before the one set of
+/// checks in [`MessageFields::build`] makes a [`Message`] of them.
+#[derive(Default)]
+pub(crate) struct MessageFields {
+    pub role: Option<Value>,
+    pub content: Option<Value>,
+    pub tool_calls: Option<Value>,
+    pub tool_call_id: Option<Value>,
+    pub name: Option<Value>,
+    /// Every other key, in arrival order.
+    pub rest: Map<String, Value>,
+}
+
+impl MessageFields {
+    /// Validates the fields and builds the message; `index` is its position, for errors.
+    pub(crate) fn build(self, index: usize) -> Result<Message, MessageError> {
+        let ctx = FieldCtx { index };
+        let mut obj = self.rest;
+        let role = match self.role {
+            None => {
+                return Err(ctx.missing("role", "one of system, developer, user, assistant, tool"));
             }
-            Some(calls)
+            Some(Value::String(s)) => Role::parse(&s).ok_or_else(|| {
+                ctx.err(
+                    "role",
+                    "one of system, developer, user, assistant, tool",
+                    &Value::String(s.clone()),
+                )
+            })?,
+            Some(other) => return Err(ctx.err("role", "a role string", &other)),
+        };
+        let content = match self.content {
+            None => None,
+            Some(v) => Some(parse_content(&ctx, v)?),
+        };
+        let tool_calls = match self.tool_calls {
+            None => None,
+            Some(Value::Null) => {
+                // `"tool_calls": null` is common from some servers; keep it as an unknown field
+                // so the message re-serialises exactly as it arrived.
+                obj.insert("tool_calls".into(), Value::Null);
+                None
+            }
+            Some(Value::Array(items)) => {
+                let mut calls = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    calls.push(parse_tool_call(&ctx, i, item)?);
+                }
+                Some(calls)
+            }
+            Some(other) => return Err(ctx.err("tool_calls", "an array of tool calls", &other)),
+        };
+        let tool_call_id = match self.tool_call_id {
+            None if role != Role::Tool => None,
+            Some(Value::Null) if role != Role::Tool => {
+                obj.insert("tool_call_id".into(), Value::Null);
+                None
+            }
+            None => {
+                return Err(ctx.missing(
+                    "tool_call_id",
+                    "a string (every tool message answers a call)",
+                ));
+            }
+            Some(v) => Some(ctx.string("tool_call_id", v)?),
+        };
+        let name = match self.name {
+            None => None,
+            Some(v) => Some(ctx.string("name", v)?),
+        };
+        let mut reasoning = Map::new();
+        let mut extra = Map::new();
+        for (k, v) in obj {
+            if REASONING_FIELDS.contains(&k.as_str()) {
+                reasoning.insert(k, v);
+            } else {
+                extra.insert(k, v);
+            }
         }
-        Some(other) => return Err(ctx.err("tool_calls", "an array of tool calls", &other)),
-    };
-    let tool_call_id = match obj.shift_remove("tool_call_id") {
-        None if role != Role::Tool => None,
-        Some(Value::Null) if role != Role::Tool => {
-            obj.insert("tool_call_id".into(), Value::Null);
-            None
-        }
-        None => {
-            return Err(ctx.missing(
-                "tool_call_id",
-                "a string (every tool message answers a call)",
-            ));
-        }
-        Some(v) => Some(ctx.string("tool_call_id", v)?),
-    };
-    let name = match obj.shift_remove("name") {
-        None => None,
-        Some(v) => Some(ctx.string("name", v)?),
-    };
-    let mut reasoning = Map::new();
-    let mut extra = Map::new();
-    for (k, v) in obj {
-        if REASONING_FIELDS.contains(&k.as_str()) {
-            reasoning.insert(k, v);
-        } else {
-            extra.insert(k, v);
-        }
+        Ok(Message {
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            name,
+            reasoning,
+            extra,
+        })
     }
-    Ok(Message {
-        role,
-        content,
-        tool_calls,
-        tool_call_id,
-        name,
-        reasoning,
-        extra,
-    })
 }
 
 fn parse_content(ctx: &FieldCtx, v: Value) -> Result<Content, MessageError> {
@@ -665,12 +699,5 @@ fn parse_tool_call(ctx: &FieldCtx, i: usize, v: Value) -> Result<ToolCall, Messa
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.to_value().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(deserializer)?;
-        Message::from_value(v, 0).map_err(serde::de::Error::custom)
     }
 }

@@ -179,7 +179,10 @@ impl Detected {
 }
 
 /// A record object: ShareGPT (`conversations`) or a request with `messages`.
-fn detect_object(obj: &Map<String, Value>, layout: Layout) -> Result<Detected, FormatError> {
+pub(crate) fn detect_object(
+    obj: &Map<String, Value>,
+    layout: Layout,
+) -> Result<Detected, FormatError> {
     if layout == Layout::Object {
         if gemini_cli::is_session(obj) {
             return Ok(Detected::transcript(Transcript::GeminiCli));
@@ -261,6 +264,21 @@ fn has_anthropic_block(message: &Value) -> bool {
             kind,
             "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"
         ) || (kind == "image" && b.get("source").is_some())
+    })
+}
+
+/// [`has_anthropic_block`] for a message already read as an OpenAI message (its content
+/// parts are kept as their objects).
+pub(crate) fn message_has_anthropic_block(message: &crate::message::Message) -> bool {
+    let Some(crate::message::Content::Parts(parts)) = &message.content else {
+        return false;
+    };
+    parts.iter().any(|p| {
+        let kind = p.type_name();
+        matches!(
+            kind,
+            "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"
+        ) || (kind == "image" && p.fields().contains_key("source"))
     })
 }
 

@@ -140,11 +140,20 @@ pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, Lo
 /// Parses conversation text. `forced` overrides the detected dialect, and its layout (for the
 /// names that imply one) must match the text's structure.
 pub fn parse_document(text: &str, forced: Option<FormatName>) -> Result<Document, LoadError> {
-    if forced.is_none()
-        && let Some(document) = message_lines(text)?
-    {
-        return Ok(document);
+    if forced.is_none() {
+        if let Some(document) = message_lines(text)? {
+            return Ok(document);
+        }
+        if let Some(document) = super::typed::document(text) {
+            return Ok(document);
+        }
     }
+    parse_general(text, forced)
+}
+
+/// The general reader: the text as a `Value` tree, detection on it, then conversion. Every
+/// input and every error goes through here unless a faster reader took it as it is.
+pub(crate) fn parse_general(text: &str, forced: Option<FormatName>) -> Result<Document, LoadError> {
     let parsed = parse_text(text).map_err(at(None, None))?;
     let detected = detect_parsed(&parsed);
     let transcript = match (forced, &detected) {
@@ -220,6 +229,11 @@ fn message_lines(text: &str) -> Result<Option<Document>, LoadError> {
     }
     let mut messages = Vec::new();
     for (index, (i, line)) in lines.by_ref().enumerate() {
+        if let Ok(message) = serde_json::from_str::<Message>(line) {
+            messages.push(message);
+            continue;
+        }
+        // The general reader, for the error naming the line and the field.
         let value = serde_json::from_str::<Value>(line)
             .map_err(|e| at(Some(i + 1), None)(crate::formats::detect::line_error(&e, i + 1)))?;
         let message = Message::from_value(value, index)

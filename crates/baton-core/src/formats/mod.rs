@@ -17,6 +17,7 @@ pub mod openai;
 pub mod sharegpt;
 pub mod stream;
 pub mod transcript;
+mod typed;
 
 pub use detect::{Detected, detect};
 pub use error::FormatError;

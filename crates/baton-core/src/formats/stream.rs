@@ -9,7 +9,7 @@
 
 use super::detect::{Parsed, detect_parsed, line_error};
 use super::load::{LoadError, format_error_at, record};
-use super::{FormatName, Layout, Shape, parse_document};
+use super::{Dialect, FormatName, Layout, Shape, parse_document};
 use crate::conversation::Conversation;
 use serde_json::Value;
 use std::io::BufRead;
@@ -95,6 +95,12 @@ pub fn for_each_conversation<R: BufRead, E>(
         line_no += 1;
         let text = buf.trim();
         if text.is_empty() {
+            continue;
+        }
+        if shape.dialect == Dialect::OpenAi
+            && let Some(conversation) = super::typed::record_line(text)
+        {
+            each(&shape, conversation).map_err(StreamError::Consumer)?;
             continue;
         }
         let value = serde_json::from_str::<Value>(text).map_err(|e| {
