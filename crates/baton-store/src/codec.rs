@@ -78,11 +78,32 @@ pub fn to_row(m: &Message, call_names: &HashMap<String, String>, raw: RawJson) -
         raw_json: None,
         token_count: i64::try_from(RoughCounter.count_message(m)).ok(),
     };
+    if raw == RawJson::WhereColumnsLose && columns_rebuild_plainly(m) {
+        return row;
+    }
     let value = m.to_value();
     if raw == RawJson::Always || columns_to_value(&row) != value {
         row.raw_json = Some(value.to_string());
     }
     row
+}
+
+/// Whether `m` is a message the columns are known to rebuild exactly without comparing: a
+/// role, text content (not the list sentinel's), and nothing else but a non-empty
+/// `tool_call_id`. Most messages of a transcript are this, and building both JSON values to
+/// compare them cost a tenth of a bulk import (issue #17); every other message is compared.
+fn columns_rebuild_plainly(m: &Message) -> bool {
+    let plain_text = match &m.content {
+        Some(Content::Text(s)) => !s.starts_with(JSON_CONTENT_SENTINEL),
+        Some(Content::Null) => true,
+        _ => false,
+    };
+    plain_text
+        && m.tool_calls.is_none()
+        && m.name.is_none()
+        && m.reasoning.is_empty()
+        && m.extra.is_empty()
+        && m.tool_call_id.as_ref().is_none_or(|id| !id.is_empty())
 }
 
 /// Text content as is; parts as the reference's sentinel-prefixed JSON; null/absent as NULL.
@@ -181,6 +202,49 @@ mod tests {
         assert!(s.starts_with(JSON_CONTENT_SENTINEL));
         let v = decode_content(Some(&s));
         assert_eq!(v[0]["text"], "hi");
+    }
+
+    /// The shortcut in `to_row` is only taken where the comparison it skips would find the
+    /// rebuild exact.
+    #[test]
+    fn messages_taken_as_plainly_rebuilt_are_rebuilt_exactly() {
+        let mut tool_named = Message::tool("c1", "x");
+        tool_named.name = Some("grep".into());
+        let mut extra = Message::assistant("a");
+        extra
+            .extra
+            .insert("finish_reason".into(), Value::from("stop"));
+        let mut reasoning = Message::assistant("a");
+        reasoning
+            .reasoning
+            .insert("reasoning".into(), Value::from("r"));
+        let cases = [
+            (Message::user("hi"), true),
+            (Message::assistant(""), true),
+            (Message::system("s"), true),
+            (Message::tool("c1", "out"), true),
+            (Message::new(Role::Assistant, Some(Content::Null)), true),
+            (Message::tool("", "empty id"), false),
+            (Message::user(format!("{JSON_CONTENT_SENTINEL}[1]")), false),
+            (Message::new(Role::User, None), false),
+            (
+                Message::assistant_tool_calls(vec![ToolCall::function("c", "f", "{}")]),
+                false,
+            ),
+            (tool_named, false),
+            (extra, false),
+            (reasoning, false),
+        ];
+        for (m, plain) in cases {
+            assert_eq!(columns_rebuild_plainly(&m), plain, "{m:?}");
+            let row = to_row(&m, &HashMap::new(), RawJson::Always);
+            let exact = columns_to_value(&row) == m.to_value();
+            if plain {
+                assert!(exact, "taken as plain but not rebuilt exactly: {m:?}");
+            }
+            let lean = to_row(&m, &HashMap::new(), RawJson::WhereColumnsLose);
+            assert_eq!(lean.raw_json.is_none(), exact, "{m:?}");
+        }
     }
 
     #[test]
