@@ -5,6 +5,8 @@
 //! thousand short conversations would pay it two thousand times (create, append) and spend
 //! its time waiting on the disk, so imports group whole sessions into one transaction instead.
 
+use crate::codec::MessageRow;
+use crate::encode_ahead::with_rows_encoded_ahead;
 use crate::error::Result;
 use crate::session::{self, NewSession};
 use crate::sqlite::{SqliteStore, add_usage_in_tx, insert_session};
@@ -38,7 +40,7 @@ impl SqliteStore {
         let ids = batch_ids(batch);
         self.write(|tx| {
             for (b, id) in batch.iter().zip(&ids) {
-                write_one(self, tx, b, id)?;
+                write_one(self, tx, b, id, None)?;
             }
             Ok(())
         })?;
@@ -75,25 +77,27 @@ impl SqliteStore {
     ) -> Result<Vec<(String, bool)>> {
         let ids = batch_ids(batch);
         let deferred = indexing == Indexing::Deferred && self.can_defer_indexing();
-        let stored = self.write(|tx| {
-            if deferred {
-                crate::deferred_index::begin_deferral(tx)?;
-            }
-            let mut stored = Vec::with_capacity(batch.len());
-            for (b, id) in batch.iter().zip(&ids) {
-                // Also catches the same id twice in one batch: the first copy is stored.
-                let exists = tx
-                    .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
-                    .exists([id])?;
-                if !exists {
-                    write_one(self, tx, b, id)?;
+        let stored = with_rows_encoded_ahead(batch, |rows| {
+            self.write(|tx| {
+                if deferred {
+                    crate::deferred_index::begin_deferral(tx)?;
                 }
-                stored.push(!exists);
-            }
-            if deferred {
-                crate::deferred_index::end_deferral(tx)?;
-            }
-            Ok(stored)
+                let mut stored = Vec::with_capacity(batch.len());
+                for (i, (b, id)) in batch.iter().zip(&ids).enumerate() {
+                    // Also catches the same id twice in one batch: the first copy is stored.
+                    let exists = tx
+                        .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+                        .exists([id])?;
+                    if !exists {
+                        write_one(self, tx, b, id, rows.of(i))?;
+                    }
+                    stored.push(!exists);
+                }
+                if deferred {
+                    crate::deferred_index::end_deferral(tx)?;
+                }
+                Ok(stored)
+            })
         })?;
         Ok(ids.into_iter().zip(stored).collect())
     }
@@ -122,11 +126,12 @@ fn write_one(
     tx: &Transaction<'_>,
     b: &SessionBatch<'_>,
     id: &str,
+    encoded: Option<&[MessageRow]>,
 ) -> Result<()> {
     insert_session(tx, id, &b.session)?;
     if !b.messages.is_empty() {
         let at = b.session.started_at.unwrap_or_else(session::now);
-        store.append_in_tx(tx, id, b.messages, at)?;
+        store.append_in_tx(tx, id, b.messages, encoded, at)?;
     }
     if let Some((usage, calls)) = &b.usage {
         add_usage_in_tx(tx, id, usage, None, *calls)?;

@@ -88,6 +88,22 @@ pub fn to_row(m: &Message, call_names: &HashMap<String, String>, raw: RawJson) -
     row
 }
 
+/// The rows of a new session's messages, in order. A tool result without a `name` takes its
+/// call's function name from an earlier message of the list: a new session has no earlier
+/// calls stored, so this needs no database and can run beside the writer.
+pub fn new_session_rows(messages: &[Message]) -> Vec<MessageRow> {
+    let mut call_names = HashMap::new();
+    messages
+        .iter()
+        .map(|m| {
+            for call in m.calls() {
+                call_names.insert(call.id.clone(), call.function.name.clone());
+            }
+            to_row(m, &call_names, RawJson::WhereColumnsLose)
+        })
+        .collect()
+}
+
 /// Whether `m` is a message the columns are known to rebuild exactly without comparing: a
 /// role, text content (not the list sentinel's), and nothing else but a non-empty
 /// `tool_call_id`. Most messages of a transcript are this, and building both JSON values to

@@ -92,7 +92,7 @@ impl SqliteStore {
                 started_at: Some(now.max(ended)),
             };
             insert_session(tx, &child_id, &child)?;
-            self.append_in_tx(tx, &child_id, messages, now.max(ended))?;
+            self.append_in_tx(tx, &child_id, messages, None, now.max(ended))?;
             if let Some(t) = parent_title {
                 let next = title::next_title_in_lineage(tx, &t)?;
                 tx.execute(

@@ -11,6 +11,7 @@ pub mod cjk_index;
 pub mod codec;
 pub mod continuation;
 pub mod deferred_index;
+mod encode_ahead;
 pub mod error;
 pub mod export;
 mod immutable;

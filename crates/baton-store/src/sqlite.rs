@@ -370,23 +370,32 @@ impl SqliteStore {
         tx: &Transaction<'_>,
         session_id: &str,
         messages: &[Message],
+        encoded: Option<&[codec::MessageRow]>,
         base: f64,
     ) -> Result<()> {
         // A monotonic bump keeps a batch ordered by timestamp as well as by id.
-        self.insert_rows_stamped(tx, session_id, messages, &|k| base + k as f64 * 1e-6)
+        self.insert_rows_stamped(tx, session_id, messages, encoded, &|k| {
+            base + k as f64 * 1e-6
+        })
     }
 
     /// Inserts message rows, message `k` stamped `stamp(k)` (copies keep the source's times).
+    /// `encoded`, when given, holds the rows of `messages` already made by
+    /// [`codec::new_session_rows`] (only for a session created in this transaction, whose tool
+    /// results cannot name calls stored before).
     pub(crate) fn insert_rows_stamped(
         &self,
         tx: &Transaction<'_>,
         session_id: &str,
         messages: &[Message],
+        encoded: Option<&[codec::MessageRow]>,
         stamp: &dyn Fn(usize) -> f64,
     ) -> Result<()> {
-        let mut call_names = if messages
-            .iter()
-            .any(|m| m.tool_call_id.is_some() && m.name.is_none())
+        let encoded = encoded.filter(|rows| rows.len() == messages.len());
+        let mut call_names = if encoded.is_none()
+            && messages
+                .iter()
+                .any(|m| m.tool_call_id.is_some() && m.name.is_none())
         {
             Self::recent_call_names(tx, session_id)?
         } else {
@@ -406,10 +415,17 @@ impl SqliteStore {
         let mut stmt = tx.prepare_cached(sql)?;
         let mut first_id = None;
         for (k, m) in messages.iter().enumerate() {
-            for call in m.calls() {
-                call_names.insert(call.id.clone(), call.function.name.clone());
-            }
-            let row = codec::to_row(m, &call_names, codec::RawJson::WhereColumnsLose);
+            let made;
+            let row = match encoded.and_then(|rows| rows.get(k)) {
+                Some(row) => row,
+                None => {
+                    for call in m.calls() {
+                        call_names.insert(call.id.clone(), call.function.name.clone());
+                    }
+                    made = codec::to_row(m, &call_names, codec::RawJson::WhereColumnsLose);
+                    &made
+                }
+            };
             let ts = stamp(k);
             let p = params![
                 session_id,
@@ -461,6 +477,7 @@ impl SqliteStore {
         tx: &Transaction<'_>,
         session_id: &str,
         messages: &[Message],
+        encoded: Option<&[codec::MessageRow]>,
         at: f64,
     ) -> Result<()> {
         require_session(tx, session_id)?;
@@ -469,7 +486,7 @@ impl SqliteStore {
             .filter_map(|m| m.tool_calls.as_ref())
             .map(Vec::len)
             .sum();
-        self.insert_rows(tx, session_id, messages, at)?;
+        self.insert_rows(tx, session_id, messages, encoded, at)?;
         tx.prepare_cached(
             "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?1, \
              tool_call_count = COALESCE(tool_call_count, 0) + ?2 WHERE id = ?3",
@@ -628,7 +645,7 @@ impl SessionStore for SqliteStore {
                 s.api_call_count
             ])?;
             let stamps = &export.timestamps;
-            self.insert_rows_stamped(tx, id, &export.messages, &|k| {
+            self.insert_rows_stamped(tx, id, &export.messages, None, &|k| {
                 stamps.get(k).copied().unwrap_or(s.started_at)
             })?;
             if self.has_cjk_index {
@@ -659,7 +676,7 @@ impl SessionStore for SqliteStore {
         cost_usd: Option<f64>,
     ) -> Result<()> {
         self.write(|tx| {
-            self.append_in_tx(tx, session_id, messages, session::now())?;
+            self.append_in_tx(tx, session_id, messages, None, session::now())?;
             add_usage_in_tx(tx, session_id, usage, cost_usd, 1)
         })
     }
@@ -729,7 +746,7 @@ impl SessionStore for SqliteStore {
         if messages.is_empty() {
             return self.read(|c| require_session(c, session_id));
         }
-        self.write(|tx| self.append_in_tx(tx, session_id, messages, session::now()))
+        self.write(|tx| self.append_in_tx(tx, session_id, messages, None, session::now()))
     }
 
     fn messages(&self, session_id: &str) -> Result<Vec<Message>> {
