@@ -225,14 +225,32 @@ pub fn plan_tail(
     protect_last_n: usize,
     counter: &dyn TokenCounter,
 ) -> TailPlan {
+    let counts: Vec<usize> = messages
+        .iter()
+        .skip(head_end)
+        .map(|m| counter.count_message(m))
+        .collect();
+    plan_tail_counted(messages, head_end, budget_tokens, protect_last_n, counts)
+}
+
+/// [`plan_tail`] with the tokens of each message after the head already counted
+/// (`counts[k]` for message `head_end + k`): a pass counts a pruned conversation from the
+/// original's counts and the changed messages, without a pruned copy of it.
+pub fn plan_tail_counted(
+    messages: &[Message],
+    head_end: usize,
+    budget_tokens: usize,
+    protect_last_n: usize,
+    counts: Vec<usize>,
+) -> TailPlan {
     let n = messages.len();
-    if head_end >= n {
+    if head_end >= n || counts.len() != n - head_end {
         return TailPlan {
             cut: n,
             carried_user: None,
         };
     }
-    let walk = TailWalk::new(messages, head_end, budget_tokens, protect_last_n, counter);
+    let walk = TailWalk::with_counts(messages, head_end, budget_tokens, protect_last_n, counts);
     let anchored = walk.anchored();
     let cut = walk.ceiling_cut(anchored);
     TailPlan {
@@ -278,6 +296,16 @@ impl<'a> TailWalk<'a> {
             .iter()
             .map(|m| counter.count_message(m))
             .collect();
+        Self::with_counts(messages, head_end, budget, protect_last_n, counts)
+    }
+
+    fn with_counts(
+        messages: &'a [Message],
+        head_end: usize,
+        budget: usize,
+        protect_last_n: usize,
+        counts: Vec<usize>,
+    ) -> Self {
         TailWalk {
             messages,
             head_end,

@@ -13,6 +13,7 @@ pub mod guard;
 pub mod markers;
 pub(crate) mod pass;
 pub mod prune;
+pub mod pruned;
 pub mod sanitize;
 pub mod stubs;
 pub mod threshold;

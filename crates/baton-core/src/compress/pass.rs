@@ -11,6 +11,7 @@ use crate::compress::boundary;
 use crate::compress::guard::FailureKind;
 use crate::compress::markers;
 use crate::compress::prune::{PruneConfig, prune_old_tool_results};
+use crate::compress::pruned::Pruned;
 use crate::compress::sanitize;
 use crate::compress::threshold::{Budgets, summary_budget};
 use crate::compress::{CompressionResult, Outcome, assemble};
@@ -73,40 +74,17 @@ fn tokens_of(messages: &[Message]) -> u64 {
         .sum()
 }
 
-/// Tokens of the pruned conversation, recounting only the messages pruning changed (it keeps
-/// positions; a changed message has different content).
-fn pruned_total(original: &[Message], counts: &[u64], pruned: &[Message]) -> u64 {
-    if original.len() != pruned.len() || counts.len() != original.len() {
-        return tokens_of(pruned);
-    }
-    original
-        .iter()
-        .zip(pruned)
-        .zip(counts)
-        .map(|((o, p), &c)| {
-            if same_content(o, p) {
-                c
-            } else {
-                counter().count_message(p) as u64
-            }
+/// Tokens of each message of the pruned conversation: the original's counts, recounted only
+/// where pruning changed the message.
+fn pruned_counts(counts: &[u64], pruned: &Pruned<'_>) -> Vec<u64> {
+    (0..pruned.len())
+        .map(|i| match (pruned.is_changed(i), counts.get(i)) {
+            (false, Some(&c)) => c,
+            _ => pruned
+                .get(i)
+                .map_or(0, |m| counter().count_message(m) as u64),
         })
-        .sum()
-}
-
-/// Cheap check that pruning left a message alone: pruning replaces whole texts and arguments
-/// (never with same-length edits), so text lengths decide; part lists are compared outright.
-fn same_content(a: &Message, b: &Message) -> bool {
-    let same_text = match (&a.content, &b.content) {
-        (Some(Content::Text(x)), Some(Content::Text(y))) => x.len() == y.len(),
-        (x, y) => x == y,
-    };
-    let args = |m: &Message| {
-        m.calls()
-            .iter()
-            .map(|c| c.function.arguments.len())
-            .sum::<usize>()
-    };
-    same_text && args(a) == args(b)
+        .collect()
 }
 
 fn text_tokens(text: &str) -> u64 {
@@ -125,7 +103,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // Pruning only touches tool results and tool-call arguments: a conversation without any
     // is used as it is, and a pruned copy that changed nothing is dropped, so a pass holds one
     // copy of a long conversation less (issue #13 item 10).
-    let pruned = has_tool_activity(ctx.messages).then(|| {
+    let pruned = if has_tool_activity(ctx.messages) {
         prune_old_tool_results(
             ctx.messages,
             &PruneConfig {
@@ -135,33 +113,38 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             },
             counter(),
         )
-    });
-    let pruned_count = pruned.as_ref().map_or(0, |p| p.pruned());
-    let messages: Cow<'_, [Message]> = match pruned {
-        Some(p) if p.pruned() > 0 => Cow::Owned(p.messages),
-        _ => Cow::Borrowed(ctx.messages),
+        .messages
+    } else {
+        Pruned::new(ctx.messages)
     };
+    let pruned_count = pruned.changed_count();
+    // Pruning only rewrites tool results and arguments (never a role, an id, a user message
+    // or a summary), so the boundaries read the original; only token counts differ, and the
+    // pruned ones come from the original's plus the changed messages. Output copies what it
+    // keeps from `pruned`.
+    let messages = ctx.messages;
+    let counts = pruned_counts(ctx.counts, &pruned);
 
-    let head_end = boundary::head_size(&messages, ctx.protect_first_n, ctx.already_compacted);
+    let head_end = boundary::head_size(messages, ctx.protect_first_n, ctx.already_compacted);
     // The head never swallows the latest user message: it must come after the summary.
-    let head_end = match boundary::last_actionable_user(&messages, 0) {
+    let head_end = match boundary::last_actionable_user(messages, 0) {
         Some(u) if u < head_end => u,
         _ => head_end,
     };
-    let start = boundary::align_forward(&messages, head_end);
-    let plan = boundary::plan_tail(
-        &messages,
+    let start = boundary::align_forward(messages, head_end);
+    let plan = boundary::plan_tail_counted(
+        messages,
         start,
         ctx.budgets.tail_tokens as usize,
         ctx.protect_last_n,
-        counter(),
+        counts.iter().skip(start).map(|&c| c as usize).collect(),
     );
     // The latest user message must follow the summary verbatim: when the cut passes it (it
     // sits at the head boundary, or the tail was over its ceiling), it is carried.
     let (end, moved_user) = (plan.cut, plan.carried_user);
     if start >= end || end > messages.len() {
         let after_head = messages.len().saturating_sub(start);
-        let mut report = nothing_to_summarize(&ctx, messages.into_owned(), pruned_count, started);
+        let mut report = nothing_to_summarize(&ctx, pruned, started);
         if ctx.protect_last_n >= after_head
             && let Outcome::NoOp { reason } = &mut report.result.outcome
         {
@@ -173,30 +156,23 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         return report;
     }
 
-    // Pruning keeps message count and order, so the same range of the original holds the
-    // unpruned turns: the summary and the ledger read real outputs (exit codes, errors), not
-    // the one-line stubs.
-    let span = if ctx.messages.len() == messages.len() {
-        &ctx.messages[start..end]
-    } else {
-        &messages[start..end]
-    };
+    // The original's turns: the summary and the ledger read real outputs (exit codes,
+    // errors), not the one-line stubs.
+    let span = &messages[start..end];
     let (span_previous, turns) = split_previous_summaries(span);
     // Assembly drops every earlier summary, wherever it sits (head, span or kept tail), so
     // each one's body, and with it its task ledger, is carried into the new summary.
     let previous = previous_summaries(&messages[..start], span_previous, &messages[end..]);
     if turns.is_empty() {
-        return nothing_to_summarize(&ctx, messages.into_owned(), pruned_count, started);
+        return nothing_to_summarize(&ctx, pruned, started);
     }
-    // The original span's size (pruning keeps positions, so the counts line up); earlier
-    // summaries are part of what is replaced.
-    let span_tokens: u64 = if ctx.messages.len() == messages.len() {
-        ctx.counts[start..end].iter().sum()
-    } else {
-        turns
+    // The original span's size; earlier summaries are part of what is replaced.
+    let span_tokens: u64 = match ctx.counts.get(start..end) {
+        Some(c) => c.iter().sum(),
+        None => turns
             .iter()
             .map(|m| counter().count_message(m) as u64)
-            .sum()
+            .sum(),
     };
     let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
     // Summarizers and the ledger read bounded, redacted views: the start and end of each long
@@ -205,10 +181,10 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         .iter()
         .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
         .collect();
-    let ledger = build_ledger(previous.as_deref(), &views, &messages);
+    let ledger = build_ledger(previous.as_deref(), &views, messages);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
-    let first_request = first_user_request(&messages);
+    let first_request = first_user_request(messages);
     let request = SummaryRequest {
         first_request: first_request.as_deref(),
         turns: &turns,
@@ -237,16 +213,19 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let body = fit_to_budget(&body, budget);
     let gate_added = gate.missing_sections.len() + gate.missing_facts.len();
 
-    let tail = carried_tail(moved_user.map(|u| &messages[u]), &messages[end..]);
-    let assembled = assemble::assemble(&messages[..start], &body, &tail);
+    let tail = carried_tail(
+        moved_user.and_then(|u| pruned.get(u)),
+        pruned.to_vec(end..messages.len()),
+    );
+    let assembled = assemble::assemble(&pruned.to_vec(0..start), &body, &tail);
     let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
     let final_messages = sanitize::strip_historical_media(sanitized);
     let tokens_after = tokens_of(&final_messages);
-    let pruned_tokens = pruned_total(ctx.messages, ctx.counts, &messages);
+    let pruned_tokens: u64 = counts.iter().sum();
     if tokens_after >= pruned_tokens {
         // Short spans: the summary (with its prefix and the ledger) costs more than the turns
         // it would replace. Installing it would grow the prompt, so it is refused.
-        let mut report = nothing_to_summarize(&ctx, messages.into_owned(), pruned_count, started);
+        let mut report = nothing_to_summarize(&ctx, pruned, started);
         let why = format!(
             "a summary would not be smaller than the {} messages it replaces (~{pruned_tokens} → ~{tokens_after} tokens), so it was not installed",
             end - start
@@ -277,7 +256,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             escalations: chosen.escalations,
             gate_added,
             gate_rejections: chosen.gate_rejections,
-            tail: Some(tail_stats(&ctx, &messages, start, &tail)),
+            tail: Some(tail_stats(&ctx, messages, &counts, start, &tail)),
             elapsed: started.elapsed(),
         },
     }
@@ -288,13 +267,18 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
 fn tail_stats(
     ctx: &PassContext<'_>,
     messages: &[Message],
+    pruned_counts: &[u64],
     start: usize,
     tail: &[Message],
 ) -> crate::compress::TailStats {
     let budget = ctx.budgets.tail_tokens;
     // The span needs at least the first message (with its call group) after the head.
     let first_edge = boundary::align_forward(messages, start + 1);
-    let after_first = tokens_of(messages.get(first_edge..).unwrap_or_default());
+    let after_first: u64 = pruned_counts
+        .get(first_edge..)
+        .unwrap_or_default()
+        .iter()
+        .sum();
     crate::compress::TailStats {
         messages: tail.len(),
         tokens: tokens_of(tail),
@@ -307,21 +291,17 @@ fn tail_stats(
 /// The tail, preceded by the carried latest user message when there is one. A tail that itself
 /// starts with a (non-actionable, e.g. blank) user message is joined onto the carried one so
 /// two user messages never follow each other.
-fn carried_tail(carried: Option<&Message>, tail: &[Message]) -> Vec<Message> {
+fn carried_tail(carried: Option<&Message>, tail: Vec<Message>) -> Vec<Message> {
     let Some(carried) = carried else {
-        return tail.to_vec();
+        return tail;
     };
     // A request carried inside an earlier summary's message travels as its own words.
     let mut first = boundary::own_words(carried).into_owned();
-    let mut rest = tail;
-    if let Some((next, after)) = tail.split_first().filter(|(m, _)| m.role == Role::User) {
-        first.content = Some(join_contents(first.content.take(), next.content.clone()));
-        rest = after;
+    let mut rest = tail.into_iter().peekable();
+    if let Some(next) = rest.next_if(|m| m.role == Role::User) {
+        first.content = Some(join_contents(first.content.take(), next.content));
     }
-    let mut out = Vec::with_capacity(rest.len() + 1);
-    out.push(first);
-    out.extend_from_slice(rest);
-    out
+    std::iter::once(first).chain(rest).collect()
 }
 
 fn join_contents(a: Option<Content>, b: Option<Content>) -> Content {
@@ -340,13 +320,11 @@ fn join_contents(a: Option<Content>, b: Option<Content>) -> Content {
     }
 }
 
-fn nothing_to_summarize(
-    ctx: &PassContext<'_>,
-    messages: Vec<Message>,
-    pruned: usize,
-    started: Instant,
-) -> PassReport {
-    let result = if pruned > 0 {
+fn nothing_to_summarize(ctx: &PassContext<'_>, pruned: Pruned<'_>, started: Instant) -> PassReport {
+    let result = if pruned.changed_count() > 0 {
+        let pruned_count = pruned.changed_count();
+        let messages = pruned.into_vec();
+        let pruned = pruned_count;
         let tokens_after = tokens_of(&messages);
         CompressionResult {
             outcome: Outcome::PrunedOnly,

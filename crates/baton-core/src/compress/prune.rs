@@ -18,6 +18,7 @@
 
 pub use super::stubs::{ARGS_TRUNCATION_MARKER, summarize_tool_result, truncate_tool_call_args};
 
+use super::pruned::Pruned;
 use super::stubs::looks_like_stub;
 use crate::message::{Content, ContentPart, Message, Role, ToolCall};
 use crate::tokens::TokenCounter;
@@ -69,9 +70,10 @@ impl Default for PruneConfig {
 
 /// The pruned conversation and what changed. Each counter counts messages, and each message is
 /// counted at most once.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PruneOutcome {
-    pub messages: Vec<Message>,
+#[derive(Debug, Clone)]
+pub struct PruneOutcome<'a> {
+    /// The conversation as pruned: the input, plus the messages pruning changed.
+    pub messages: Pruned<'a>,
     /// Older copies of repeated results replaced by [`DUPLICATE_MARKER`].
     pub deduplicated: usize,
     /// Results replaced by a one-line stub.
@@ -82,22 +84,26 @@ pub struct PruneOutcome {
     pub media_removed: usize,
 }
 
-impl PruneOutcome {
+impl PruneOutcome<'_> {
     /// Messages whose content changed.
     pub fn pruned(&self) -> usize {
         self.deduplicated + self.stubbed + self.args_truncated + self.media_removed
     }
 }
 
-/// Runs the four pruning passes over a copy of `messages`; the input is never modified.
-pub fn prune_old_tool_results(
-    messages: &[Message],
+/// Runs the four pruning passes over `messages`; the input is never modified, and only the
+/// messages that change are copied.
+pub fn prune_old_tool_results<'a>(
+    messages: &'a [Message],
     config: &PruneConfig,
     counter: &dyn TokenCounter,
-) -> PruneOutcome {
+) -> PruneOutcome<'a> {
     let mut outcome = PruneOutcome {
-        messages: messages.to_vec(),
-        ..PruneOutcome::default()
+        messages: Pruned::new(messages),
+        deduplicated: 0,
+        stubbed: 0,
+        args_truncated: 0,
+        media_removed: 0,
     };
     let calls = resolve_calls(messages);
     let pruner = Pruner {
@@ -160,7 +166,9 @@ fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
 
 /// Pass 1: older copies of identical large results become [`DUPLICATE_MARKER`]. Returns how
 /// many were replaced.
-fn deduplicate_results(messages: &mut [Message]) -> usize {
+fn deduplicate_results(pruned: &mut Pruned<'_>) -> usize {
+    // The first pass: every message is still the original.
+    let messages = pruned.originals();
     // Cheap key (length + the first and last 64 bytes) → indices of the newest copies with
     // that key. Hashing every byte of every result cost more than the rest of a pass on long
     // sessions; the key narrows candidates and a full comparison decides, so different results
@@ -176,7 +184,7 @@ fn deduplicate_results(messages: &mut [Message]) -> usize {
             .iter()
             .any(|&kept| dedup_candidate(&messages[kept]).as_deref() == Some(text.as_ref()));
         if repeated {
-            messages[index].content = Some(Content::Text(DUPLICATE_MARKER.to_string()));
+            pruned.set_content(index, Content::Text(DUPLICATE_MARKER.to_string()));
             replaced += 1;
         } else {
             copies.push(index);
@@ -235,7 +243,11 @@ fn is_already_pruned(text: &str) -> bool {
 ///
 /// Count mode keeps the last `protect_tail_count` messages. Token mode keeps the longest suffix
 /// that fits `protect_tail_tokens`, but never fewer than `protect_tail_count` messages.
-fn prune_boundary(messages: &[Message], config: &PruneConfig, counter: &dyn TokenCounter) -> usize {
+fn prune_boundary(
+    messages: &Pruned<'_>,
+    config: &PruneConfig,
+    counter: &dyn TokenCounter,
+) -> usize {
     let len = messages.len();
     if config.protect_tail_tokens == 0 {
         return len.saturating_sub(config.protect_tail_count);
@@ -274,13 +286,13 @@ struct Pruner<'a> {
 impl Pruner<'_> {
     /// Stubs a tool result or truncates an assistant's arguments, recording what happened.
     /// Returns whether the message changed.
-    fn demote(&self, outcome: &mut PruneOutcome, index: usize) -> bool {
-        let Some(message) = outcome.messages.get_mut(index) else {
+    fn demote(&self, outcome: &mut PruneOutcome<'_>, index: usize) -> bool {
+        let Some(message) = outcome.messages.get(index) else {
             return false;
         };
         let demotion = match message.role {
-            Role::Tool => self.demote_tool_result(message, index),
-            Role::Assistant => self.truncate_arguments(message),
+            Role::Tool => self.demote_tool_result(&mut outcome.messages, index),
+            Role::Assistant => self.truncate_arguments(&mut outcome.messages, index),
             _ => None,
         };
         match demotion {
@@ -298,7 +310,8 @@ impl Pruner<'_> {
     }
 
     /// Large text becomes a stub; otherwise images become [`SCREENSHOT_MARKER`].
-    fn demote_tool_result(&self, message: &mut Message, index: usize) -> Option<Demotion> {
+    fn demote_tool_result(&self, pruned: &mut Pruned<'_>, index: usize) -> Option<Demotion> {
+        let message = pruned.get(index)?;
         let call = self.call_of(index);
         let name = call
             .map(|c| c.function.name.as_str())
@@ -315,16 +328,24 @@ impl Pruner<'_> {
             Content::Null => return None,
         };
         if let Some(stub) = stub {
-            message.content = Some(Content::Text(stub));
+            pruned.set_content(index, Content::Text(stub));
             return Some(Demotion::Stubbed);
         }
         if has_images {
-            let Some(Content::Parts(parts)) = message.content.as_mut() else {
+            let Some(Content::Parts(parts)) = message.content.as_ref() else {
                 return None;
             };
-            for part in parts.iter_mut().filter(|p| p.is_image()) {
-                *part = ContentPart::text(SCREENSHOT_MARKER);
-            }
+            let parts = parts
+                .iter()
+                .map(|p| {
+                    if p.is_image() {
+                        ContentPart::text(SCREENSHOT_MARKER)
+                    } else {
+                        p.clone()
+                    }
+                })
+                .collect();
+            pruned.set_content(index, Content::Parts(parts));
             return Some(Demotion::MediaRemoved);
         }
         None
@@ -344,30 +365,45 @@ impl Pruner<'_> {
         smaller.then_some(stub)
     }
 
-    fn truncate_arguments(&self, message: &mut Message) -> Option<Demotion> {
-        let calls = message.tool_calls.as_mut()?;
-        let mut changed = false;
-        for call in calls.iter_mut() {
-            if call.function.arguments.chars().count() <= self.config.max_args_chars {
-                continue;
-            }
-            let cut =
-                truncate_tool_call_args(&call.function.arguments, self.config.args_leaf_max_chars);
-            if let Some(cut) = cut {
+    fn truncate_arguments(&self, pruned: &mut Pruned<'_>, index: usize) -> Option<Demotion> {
+        let calls = pruned.get(index)?.tool_calls.as_ref()?;
+        let cuts: Vec<(usize, String)> = calls
+            .iter()
+            .enumerate()
+            .filter(|(_, call)| {
+                call.function.arguments.chars().count() > self.config.max_args_chars
+            })
+            .filter_map(|(position, call)| {
+                let cut = truncate_tool_call_args(
+                    &call.function.arguments,
+                    self.config.args_leaf_max_chars,
+                )?;
+                Some((position, cut))
+            })
+            .collect();
+        if cuts.is_empty() {
+            return None;
+        }
+        let calls = pruned.make_mut(index)?.tool_calls.as_mut()?;
+        for (position, cut) in cuts {
+            if let Some(call) = calls.get_mut(position) {
                 call.function.arguments = cut;
-                changed = true;
             }
         }
-        changed.then_some(Demotion::ArgsTruncated)
+        Some(Demotion::ArgsTruncated)
     }
 
     /// Pass 4: when the protected tail costs more than 1.5× its budget (one huge file read can
     /// do that on its own), demote tail messages oldest first until it fits.
-    fn relieve_tail_pressure(&self, outcome: &mut PruneOutcome, boundary: usize) {
+    fn relieve_tail_pressure(&self, outcome: &mut PruneOutcome<'_>, boundary: usize) {
         let counter = self.counter;
         let soft_limit = self.config.protect_tail_tokens.saturating_mul(3) / 2;
-        let tail = outcome.messages.get(boundary..).unwrap_or_default();
-        let mut tail_tokens: usize = tail.iter().map(|m| counter.count_message(m)).sum();
+        let mut tail_tokens: usize = outcome
+            .messages
+            .iter()
+            .skip(boundary)
+            .map(|m| counter.count_message(m))
+            .sum();
         if tail_tokens <= soft_limit {
             return;
         }
@@ -376,16 +412,22 @@ impl Pruner<'_> {
             .messages
             .len()
             .saturating_sub(self.config.protect_tail_count);
-        for index in pressure_order(&outcome.messages, boundary) {
+        // Pruning changes no role, so the originals give the order.
+        for index in pressure_order(outcome.messages.originals(), boundary) {
             if index >= protected {
                 continue;
             }
             if tail_tokens <= soft_limit {
                 break;
             }
-            let before = counter.count_message(&outcome.messages[index]);
+            let tokens_of = |o: &PruneOutcome<'_>| {
+                o.messages
+                    .get(index)
+                    .map_or(0, |m| counter.count_message(m))
+            };
+            let before = tokens_of(outcome);
             if self.demote(outcome, index) {
-                let after = counter.count_message(&outcome.messages[index]);
+                let after = tokens_of(outcome);
                 tail_tokens = tail_tokens.saturating_sub(before).saturating_add(after);
             }
         }
@@ -464,8 +506,39 @@ mod tests {
         }
     }
 
-    fn prune(messages: &[Message], config: &PruneConfig) -> PruneOutcome {
-        prune_old_tool_results(messages, config, &RoughCounter)
+    /// A pruning's result with the pruned conversation copied out, for comparisons.
+    #[derive(Debug)]
+    struct Out {
+        messages: Vec<Message>,
+        deduplicated: usize,
+        stubbed: usize,
+        args_truncated: usize,
+        media_removed: usize,
+        pruned: usize,
+    }
+
+    impl Out {
+        fn pruned(&self) -> usize {
+            self.pruned
+        }
+    }
+
+    fn prune(messages: &[Message], config: &PruneConfig) -> Out {
+        let out = prune_old_tool_results(messages, config, &RoughCounter);
+        let changed = (0..messages.len())
+            .filter(|&i| out.messages.is_changed(i))
+            .count();
+        // Every counted change is one changed message, and nothing else was copied.
+        assert_eq!(changed, out.pruned());
+        assert_eq!(out.messages.changed_count(), out.pruned());
+        Out {
+            deduplicated: out.deduplicated,
+            stubbed: out.stubbed,
+            args_truncated: out.args_truncated,
+            media_removed: out.media_removed,
+            pruned: out.pruned(),
+            messages: out.messages.into_vec(),
+        }
     }
 
     fn tokens(messages: &[Message]) -> usize {
@@ -624,12 +697,15 @@ mod tests {
         let messages = session(10);
         let tight = token_mode(20, 1);
         assert_eq!(
-            prune_boundary(&messages, &tight, &RoughCounter),
+            prune_boundary(&Pruned::new(&messages), &tight, &RoughCounter),
             messages.len() - 20,
             "--protect-last 20 means 20, not 8"
         );
         let roomy = token_mode(20, 1_000_000);
-        assert_eq!(prune_boundary(&messages, &roomy, &RoughCounter), 0);
+        assert_eq!(
+            prune_boundary(&Pruned::new(&messages), &roomy, &RoughCounter),
+            0
+        );
     }
 
     #[test]
@@ -656,7 +732,7 @@ mod tests {
         let config = token_mode(1, 150);
         let out = prune(&messages, &config);
         assert_eq!(out.messages[last], messages[last]);
-        let boundary = prune_boundary(&out.messages, &config, &RoughCounter);
+        let boundary = prune_boundary(&Pruned::new(&out.messages), &config, &RoughCounter);
         assert!(tokens(&out.messages[boundary..]) <= 225);
         assert!(out.stubbed >= 3);
     }
