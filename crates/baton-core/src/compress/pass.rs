@@ -20,7 +20,7 @@ use crate::summary::extractive::ExtractiveSummarizer;
 use crate::summary::gate::check_and_repair;
 use crate::summary::ledger::TaskLedger;
 use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
-use crate::summary::redact::{redact, redact_owned_message};
+use crate::summary::redact::{redact, redact_view};
 use crate::summary::reject;
 use crate::summary::sections;
 use crate::summary::view::{ViewLimits, message_view};
@@ -177,9 +177,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
     // Summarizers and the ledger read bounded, redacted views: the start and end of each long
     // result, with exact counts of what was cut (see `summary::view`).
-    let views: Vec<Message> = turns
+    let views: Vec<Cow<'_, Message>> = turns
         .iter()
-        .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
+        .map(|m| redact_view(message_view(m, ViewLimits::EXTRACTIVE)))
         .collect();
     let ledger = build_ledger(previous.as_deref(), &views, messages);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
@@ -395,7 +395,7 @@ fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Cow<'_, Me
 /// tail, and the summary must not point anywhere else).
 pub(crate) fn build_ledger(
     previous: Option<&str>,
-    turns: &[Message],
+    turns: &[Cow<'_, Message>],
     all: &[Message],
 ) -> TaskLedger {
     // Every earlier summary's ledger, oldest first (several are joined when one sat in the
@@ -455,7 +455,7 @@ struct SummaryRequest<'a> {
     /// The span as stored (never handed to a summarizer before bounding and redaction).
     turns: &'a [Cow<'a, Message>],
     /// Small redacted views, for the extractive summarizer.
-    views: &'a [Message],
+    views: &'a [Cow<'a, Message>],
     previous: Option<&'a str>,
     focus: Option<&'a str>,
     ledger: &'a TaskLedger,
@@ -592,12 +592,12 @@ async fn summarize_once(
 ) -> Result<String, SummaryError> {
     // Model-facing summarizers get larger views (what the prompt keeps of each message); the
     // extractive one reads the small views.
-    let prompt_views: Vec<Message>;
-    let turns: &[Message] = if summarizer.needs_prompt() {
+    let prompt_views: Vec<Cow<'_, Message>>;
+    let turns: &[Cow<'_, Message>] = if summarizer.needs_prompt() {
         prompt_views = req
             .turns
             .iter()
-            .map(|m| redact_owned_message(message_view(m, ViewLimits::PROMPT).into_owned()))
+            .map(|m| redact_view(message_view(m, ViewLimits::PROMPT)))
             .collect();
         &prompt_views
     } else {
@@ -613,7 +613,7 @@ async fn summarize_once(
             focus_topic: req.focus,
             budget_tokens: budget as usize,
             ledger_block: &ledger_block,
-            has_user_turns: turns.iter().any(boundary::is_actionable_user),
+            has_user_turns: turns.iter().any(|m| boundary::is_actionable_user(m)),
         })
     } else {
         String::new()

@@ -16,6 +16,7 @@ use crate::summary::sections;
 use crate::synthetic;
 use crate::tool_action::{self, ToolAction};
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 use std::sync::LazyLock;
 
 /// Longest active task kept verbatim (the compressor uses the same limit).
@@ -102,7 +103,7 @@ impl TaskLedger {
     ///
     /// A tool call is paired with the tool messages that follow its assistant message, so an
     /// exchange split across two calls loses its results (the call itself is still recorded).
-    pub fn observe(&mut self, messages: &[Message]) {
+    pub fn observe<M: Borrow<Message>>(&mut self, messages: &[M]) {
         for pair in pair_tool_calls(messages) {
             self.record_call(pair);
         }
@@ -124,8 +125,8 @@ impl TaskLedger {
         }
     }
 
-    fn observe_requests(&mut self, messages: &[Message]) {
-        for m in messages {
+    fn observe_requests<M: Borrow<Message>>(&mut self, messages: &[M]) {
+        for m in messages.iter().map(Borrow::borrow) {
             match m.role {
                 Role::User if is_real_request(m) => {
                     let text = m.text();
@@ -138,8 +139,9 @@ impl TaskLedger {
         }
         let latest = messages
             .iter()
+            .map(Borrow::borrow)
             .rev()
-            .find(|m| m.role == Role::User && is_real_request(m));
+            .find(|m: &&Message| m.role == Role::User && is_real_request(m));
         if let Some(latest) = latest {
             for q in questions(&latest.text()) {
                 self.push_ask(&q);
@@ -562,18 +564,18 @@ pub fn fact_appears_in(text: &str, fact: &str) -> bool {
 /// assistant message answer its calls, by id when the id matches an unanswered call and by
 /// position otherwise. Ids are only compared within one exchange because some agents reuse
 /// them across a conversation.
-pub fn pair_tool_calls(messages: &[Message]) -> Vec<PairedCall<'_>> {
+pub fn pair_tool_calls<M: Borrow<Message>>(messages: &[M]) -> Vec<PairedCall<'_>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < messages.len() {
-        let m = &messages[i];
+        let m: &Message = messages[i].borrow();
         i += 1;
         if m.role != Role::Assistant || !m.has_tool_calls() {
             continue;
         }
         let end = messages[i..]
             .iter()
-            .position(|r| r.role != Role::Tool)
+            .position(|r| r.borrow().role != Role::Tool)
             .map_or(messages.len(), |p| i + p);
         out.extend(pair_exchange(m.calls(), &messages[i..end]));
         i = end;
@@ -581,9 +583,12 @@ pub fn pair_tool_calls(messages: &[Message]) -> Vec<PairedCall<'_>> {
     out
 }
 
-fn pair_exchange<'a>(calls: &'a [ToolCall], results: &'a [Message]) -> Vec<PairedCall<'a>> {
+fn pair_exchange<'a, M: Borrow<Message>>(
+    calls: &'a [ToolCall],
+    results: &'a [M],
+) -> Vec<PairedCall<'a>> {
     let mut slots: Vec<Option<&'a Message>> = vec![None; calls.len()];
-    for r in results {
+    for r in results.iter().map(Borrow::borrow) {
         let by_id = r
             .tool_call_id
             .as_deref()

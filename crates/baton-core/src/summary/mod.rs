@@ -17,6 +17,7 @@ pub mod view;
 
 use crate::message::Message;
 use ledger::TaskLedger;
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -27,8 +28,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// `previous_summary` and `focus_topic`, and rendered `prompt` from them.
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryInput<'a> {
-    /// The span being compacted, in order.
-    pub turns: &'a [Message],
+    /// The span being compacted, in order: bounded, redacted views of its messages (borrowed
+    /// where the view is the message itself).
+    pub turns: &'a [Cow<'a, Message>],
     /// The body (without prefix) of the summary this compaction replaces, if any: the new
     /// summary must carry its still-relevant content forward.
     pub previous_summary: Option<&'a str>,

@@ -209,10 +209,10 @@ fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 /// `[USER]: …`, `[ASSISTANT]: …` (with its tool calls listed as `name(args)`),
 /// `[TOOL RESULT <id>]: …`. Secrets are redacted before anything is cut, so truncation can
 /// never leave half a key that no longer looks like one.
-pub fn serialize_turns(turns: &[Message]) -> String {
+pub fn serialize_turns<M: std::borrow::Borrow<Message>>(turns: &[M]) -> String {
     turns
         .iter()
-        .map(serialize_turn)
+        .map(|m| serialize_turn(m.borrow()))
         .collect::<Vec<_>>()
         .join("\n\n")
 }

@@ -212,10 +212,41 @@ pub fn redact_owned_message(mut out: Message) -> Message {
         redact_content(content);
     }
     for call in out.tool_calls.iter_mut().flatten() {
-        call.function.arguments = redact_arguments(&call.function.arguments);
+        if let Some(redacted) = redacted_arguments(&call.function.arguments) {
+            call.function.arguments = redacted;
+        }
     }
     redact_reasoning(&mut out.reasoning);
     out
+}
+
+/// A view of a message with its secrets redacted: still borrowed when the message holds none
+/// (almost every message), so a pass over a long span copies only what it must change.
+pub fn redact_view(view: Cow<'_, Message>) -> Cow<'_, Message> {
+    match view {
+        Cow::Owned(m) => Cow::Owned(redact_owned_message(m)),
+        Cow::Borrowed(m) if holds_secret(m) => Cow::Owned(redact_message(m)),
+        borrowed => borrowed,
+    }
+}
+
+/// Whether [`redact_owned_message`] would change `m`.
+fn holds_secret(m: &Message) -> bool {
+    let changes = |s: &str| matches!(redact(s), Cow::Owned(_));
+    let content = match &m.content {
+        Some(Content::Text(s)) => changes(s),
+        Some(Content::Parts(parts)) => parts.iter().filter_map(|p| p.text_value()).any(changes),
+        _ => false,
+    };
+    content
+        || m.calls()
+            .iter()
+            .any(|c| redacted_arguments(&c.function.arguments).is_some())
+        || (!m.reasoning.is_empty() && {
+            let mut reasoning = m.reasoning.clone();
+            redact_reasoning(&mut reasoning);
+            reasoning != m.reasoning
+        })
 }
 
 fn redact_content(content: &mut Content) {
@@ -237,17 +268,21 @@ fn redact_content(content: &mut Content) {
 /// Tool-call arguments stay parseable: when they are JSON, only string values inside are
 /// rewritten (a value under a secret-named key as a whole), and the JSON is re-serialised only
 /// if something changed. Arguments that are not JSON are redacted as text.
-fn redact_arguments(arguments: &str) -> String {
+/// `None` when nothing in `arguments` is a secret.
+fn redacted_arguments(arguments: &str) -> Option<String> {
     if !might_contain_secret(arguments) && !names_a_secret(arguments) {
-        return arguments.to_string();
+        return None;
     }
     let Ok(mut value) = serde_json::from_str::<Value>(arguments) else {
-        return redact(arguments).into_owned();
+        return match redact(arguments) {
+            Cow::Owned(r) => Some(r),
+            Cow::Borrowed(_) => None,
+        };
     };
     if !redact_json(&mut value, None) {
-        return arguments.to_string();
+        return None;
     }
-    serde_json::to_string(&value).unwrap_or_else(|_| redact(arguments).into_owned())
+    Some(serde_json::to_string(&value).unwrap_or_else(|_| redact(arguments).into_owned()))
 }
 
 /// Redacts the strings of `value`; `key` is the object key it sits under, if any. Returns
@@ -778,6 +813,39 @@ fn looks_like_token(s: &str) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    #[test]
+    fn a_view_stays_borrowed_unless_it_holds_a_secret() {
+        let clean = Message::tool("c", "cargo test: 12 passed, token count 4096");
+        assert!(matches!(
+            redact_view(Cow::Borrowed(&clean)),
+            Cow::Borrowed(_)
+        ));
+        let key = "sk-proj-Abcdefghijklmnopqrstuvwx1234";
+        for holder in [
+            Message::user(format!("use {key} please")),
+            Message::assistant_tool_calls(vec![crate::message::ToolCall::function(
+                "c",
+                "Bash",
+                format!(r#"{{"command":"export OPENAI_API_KEY={key}"}}"#),
+            )]),
+        ] {
+            let view = redact_view(Cow::Borrowed(&holder));
+            assert!(matches!(view, Cow::Owned(_)), "{holder:?}");
+            assert_eq!(*view, redact_message(&holder));
+            assert!(!format!("{view:?}").contains(key));
+        }
+        let mut reasoning = Message::assistant("ok");
+        reasoning.reasoning.insert(
+            "reasoning".into(),
+            Value::String(format!("the key is {key}")),
+        );
+        assert!(!format!("{:?}", redact_view(Cow::Borrowed(&reasoning))).contains(key));
+    }
+
+    fn redact_arguments(arguments: &str) -> String {
+        redacted_arguments(arguments).unwrap_or_else(|| arguments.to_string())
+    }
+
     use super::*;
     use crate::message::{ContentPart, ToolCall};
     use serde_json::json;

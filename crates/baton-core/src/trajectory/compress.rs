@@ -16,6 +16,7 @@ use crate::tokens::{TokenCounter, Utf8Bound};
 use crate::trajectory::metrics::{Action, OverLimitReason, TrajectoryMetrics, ratio};
 use crate::trajectory::plan::{Plan, PlanConfig, plan};
 use crate::trajectory::record::{Record, RecordError};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Opening of every summary turn. The reference compressor's tag, so datasets compressed by
@@ -86,8 +87,9 @@ pub struct SummaryJob {
     counts: Vec<usize>,
     start: usize,
     end: usize,
-    /// Bounded, redacted copies of the span's turns: what summarizers read.
-    views: Vec<Message>,
+    /// Bounded, redacted copies of the span's turns: what summarizers read (owned: a job
+    /// outlives the record it came from).
+    views: Vec<Cow<'static, Message>>,
     ledger: TaskLedger,
     prompt: String,
     budget: usize,
@@ -210,9 +212,13 @@ impl TrajectoryCompressor {
             }
             Plan::Summarize { start, end, .. } => (start, end),
         };
-        let views: Vec<Message> = messages[start..end]
+        let views: Vec<Cow<'static, Message>> = messages[start..end]
             .iter()
-            .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
+            .map(|m| {
+                Cow::Owned(redact_owned_message(
+                    message_view(m, ViewLimits::EXTRACTIVE).into_owned(),
+                ))
+            })
             .collect();
         // The active task as of the span's end: what the summarized turns were working on.
         let ledger = build_ledger(None, &views, &messages[..end]);
@@ -346,7 +352,7 @@ impl TrajectoryCompressor {
 }
 
 /// The prompt for summarizers that read one (exec, LLM).
-fn trajectory_prompt(views: &[Message], budget: usize) -> String {
+fn trajectory_prompt(views: &[Cow<'_, Message>], budget: usize) -> String {
     let turns = bound_input(&serialize_turns(views), PROMPT_SPAN_MAX_CHARS);
     TEMPLATE
         .replace("{budget_tokens}", &budget.to_string())

@@ -257,11 +257,15 @@ pub async fn session_search(
     } else {
         vec![String::new(); jobs.len()]
     };
-    let inputs: Vec<summarize::Job<'_>> = jobs
+    let turns: Vec<Vec<std::borrow::Cow<'_, baton_core::Message>>> = jobs
+        .iter()
+        .map(|j| j.turns.iter().map(std::borrow::Cow::Borrowed).collect())
+        .collect();
+    let inputs: Vec<summarize::Job<'_>> = turns
         .iter()
         .zip(&prompts)
-        .map(|(j, p)| summarize::Job {
-            turns: &j.turns,
+        .map(|(t, p)| summarize::Job {
+            turns: t,
             prompt: p,
         })
         .collect();
