@@ -681,7 +681,7 @@ fn parse_tool_call(ctx: &FieldCtx, i: usize, v: Value) -> Result<ToolCall, Messa
             FunctionCall {
                 name,
                 arguments,
-                extra: f,
+                extra: unless_empty(f),
             }
         }
         Some(other) => {
@@ -692,8 +692,15 @@ fn parse_tool_call(ctx: &FieldCtx, i: usize, v: Value) -> Result<ToolCall, Messa
         id,
         kind,
         function,
-        extra: obj,
+        extra: unless_empty(obj),
     })
+}
+
+/// The fields left after the known ones were taken out; an emptied map still holds the
+/// allocation of the object it came from (a few hundred bytes per tool call, 17 MB of a
+/// 100,000-message conversation), so it is replaced by an unallocated one.
+fn unless_empty(map: Map<String, Value>) -> Map<String, Value> {
+    if map.is_empty() { Map::new() } else { map }
 }
 
 impl Serialize for Message {

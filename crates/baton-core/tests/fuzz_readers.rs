@@ -62,7 +62,7 @@ fn compress_record(bytes: Vec<u8>) {
         let _ = r.to_line();
     }
     if let Ok(Prepared::Summarize(job)) = compressor().prepare(1, bytes) {
-        let summary = summarize_extractively(&job.input());
+        let summary = summarize_extractively(&job.input(&job.view_refs()));
         let _ = compressor().finish(*job, Ok(summary));
     }
 }

@@ -19,6 +19,7 @@ use crate::message::{Content, ContentPart, Message, Role};
 use crate::summary::extractive::ExtractiveSummarizer;
 use crate::summary::gate::check_and_repair;
 use crate::summary::ledger::TaskLedger;
+use crate::summary::message_list::MessageList;
 use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
 use crate::summary::redact::{redact, redact_view};
 use crate::summary::reject;
@@ -159,7 +160,8 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // The original's turns: the summary and the ledger read real outputs (exit codes,
     // errors), not the one-line stubs.
     let span = &messages[start..end];
-    let (span_previous, turns) = split_previous_summaries(span);
+    let (span_previous, turn_list) = split_previous_summaries(span);
+    let turns = turn_list.refs();
     // Assembly drops every earlier summary, wherever it sits (head, span or kept tail), so
     // each one's body, and with it its task ledger, is carried into the new summary.
     let previous = previous_summaries(&messages[..start], span_previous, &messages[end..]);
@@ -177,10 +179,11 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
     // Summarizers and the ledger read bounded, redacted views: the start and end of each long
     // result, with exact counts of what was cut (see `summary::view`).
-    let views: Vec<Cow<'_, Message>> = turns
+    let view_list: MessageList<'_> = turns
         .iter()
         .map(|m| redact_view(message_view(m, ViewLimits::EXTRACTIVE)))
         .collect();
+    let views = view_list.refs();
     let ledger = build_ledger(previous.as_deref(), &views, messages);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
@@ -372,9 +375,9 @@ fn previous_summaries(head: &[Message], span: Option<String>, tail: &[Message]) 
 /// Separates earlier summaries in the span (their bodies joined, newest last) from the real
 /// turns. Iterative compaction updates the previous summary instead of summarizing a summary.
 /// Turns are borrowed: the span can be tens of megabytes.
-fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Cow<'_, Message>>) {
+fn split_previous_summaries(span: &[Message]) -> (Option<String>, MessageList<'_>) {
     let mut bodies = Vec::new();
-    let mut turns = Vec::with_capacity(span.len());
+    let mut turns = MessageList::with_capacity(span.len());
     for m in span {
         if markers::is_summary_message(m) {
             bodies.push(markers::strip_summary_prefix(&m.text()));
@@ -395,7 +398,7 @@ fn split_previous_summaries(span: &[Message]) -> (Option<String>, Vec<Cow<'_, Me
 /// tail, and the summary must not point anywhere else).
 pub(crate) fn build_ledger(
     previous: Option<&str>,
-    turns: &[Cow<'_, Message>],
+    turns: &[&Message],
     all: &[Message],
 ) -> TaskLedger {
     // Every earlier summary's ledger, oldest first (several are joined when one sat in the
@@ -453,9 +456,9 @@ fn first_user_request(messages: &[Message]) -> Option<String> {
 struct SummaryRequest<'a> {
     first_request: Option<&'a str>,
     /// The span as stored (never handed to a summarizer before bounding and redaction).
-    turns: &'a [Cow<'a, Message>],
+    turns: &'a [&'a Message],
     /// Small redacted views, for the extractive summarizer.
-    views: &'a [Cow<'a, Message>],
+    views: &'a [&'a Message],
     previous: Option<&'a str>,
     focus: Option<&'a str>,
     ledger: &'a TaskLedger,
@@ -592,14 +595,16 @@ async fn summarize_once(
 ) -> Result<String, SummaryError> {
     // Model-facing summarizers get larger views (what the prompt keeps of each message); the
     // extractive one reads the small views.
-    let prompt_views: Vec<Cow<'_, Message>>;
-    let turns: &[Cow<'_, Message>] = if summarizer.needs_prompt() {
+    let prompt_views: MessageList<'_>;
+    let prompt_refs: Vec<&Message>;
+    let turns: &[&Message] = if summarizer.needs_prompt() {
         prompt_views = req
             .turns
             .iter()
             .map(|m| redact_view(message_view(m, ViewLimits::PROMPT)))
             .collect();
-        &prompt_views
+        prompt_refs = prompt_views.refs();
+        &prompt_refs
     } else {
         req.views
     };

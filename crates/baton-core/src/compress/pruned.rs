@@ -13,7 +13,8 @@ use std::ops::Range;
 #[derive(Debug, Clone)]
 pub struct Pruned<'a> {
     originals: &'a [Message],
-    changed: BTreeMap<usize, Message>,
+    /// Boxed: a map node of unboxed messages holds eleven 256-byte slots, mostly empty.
+    changed: BTreeMap<usize, Box<Message>>,
 }
 
 impl<'a> Pruned<'a> {
@@ -42,6 +43,7 @@ impl<'a> Pruned<'a> {
     pub fn get(&self, index: usize) -> Option<&Message> {
         self.changed
             .get(&index)
+            .map(|m| &**m)
             .or_else(|| self.originals.get(index))
     }
 
@@ -57,7 +59,7 @@ impl<'a> Pruned<'a> {
 
     /// The pruned messages in order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + ExactSizeIterator + '_ {
-        (0..self.len()).map(|i| self.changed.get(&i).unwrap_or(&self.originals[i]))
+        (0..self.len()).map(|i| self.changed.get(&i).map_or(&self.originals[i], |m| &**m))
     }
 
     /// Replaces message `index`'s content. The message is copied without its old content
@@ -72,7 +74,7 @@ impl<'a> Pruned<'a> {
         };
         self.changed.insert(
             index,
-            Message {
+            Box::new(Message {
                 role: o.role,
                 content: Some(content),
                 tool_calls: o.tool_calls.clone(),
@@ -80,7 +82,7 @@ impl<'a> Pruned<'a> {
                 name: o.name.clone(),
                 reasoning: o.reasoning.clone(),
                 extra: o.extra.clone(),
-            },
+            }),
         );
     }
 
@@ -90,7 +92,7 @@ impl<'a> Pruned<'a> {
         Some(
             self.changed
                 .entry(index)
-                .or_insert_with(|| original.clone()),
+                .or_insert_with(|| Box::new(original.clone())),
         )
     }
 
@@ -107,7 +109,7 @@ impl<'a> Pruned<'a> {
         self.originals
             .iter()
             .enumerate()
-            .map(|(i, m)| changed.remove(&i).unwrap_or_else(|| m.clone()))
+            .map(|(i, m)| changed.remove(&i).map_or_else(|| m.clone(), |c| *c))
             .collect()
     }
 }

@@ -129,6 +129,16 @@ fn at(line: Option<usize>, record: Option<usize>) -> impl Fn(FormatError) -> Loa
 
 /// Reads and parses a conversation file. `forced` overrides detection.
 pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, LoadError> {
+    // One record or message array is parsed as it is read, without holding the file's text
+    // (`compress` of a large conversation then holds it once); any other file, and any error,
+    // is read whole below, which decides and reports as before.
+    if forced.is_none()
+        && let Ok(file) = std::fs::File::open(path)
+        && let Some(document) =
+            super::typed::document_from_reader(std::io::BufReader::with_capacity(1 << 20, file))
+    {
+        return Ok(document);
+    }
     let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
         path: path.to_path_buf(),
         action: "read",

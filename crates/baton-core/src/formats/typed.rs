@@ -27,6 +27,33 @@ pub(crate) fn document(text: &str) -> Option<Document> {
     }
 }
 
+/// A file holding one record object or one message array, read from `reader` as it is parsed:
+/// the file's text is never held whole, so reading a large conversation costs the parsed
+/// conversation alone. `None` for anything else (the caller reads the file the general way).
+pub(crate) fn document_from_reader(mut reader: impl std::io::BufRead) -> Option<Document> {
+    let first = loop {
+        let buf = reader.fill_buf().ok()?;
+        let &b = buf.first()?;
+        if b.is_ascii_whitespace() {
+            reader.consume(1);
+        } else {
+            break b;
+        }
+    };
+    let de = serde_json::Deserializer::from_reader(reader);
+    match first {
+        b'{' => {
+            let (obj, messages) = read_record_from(de)?;
+            is_openai_record(&obj, &messages, Layout::Object)
+                .then(|| conversation(obj, messages))
+                .flatten()
+                .map(|c| single(Layout::Object, c))
+        }
+        b'[' => message_array_from(de),
+        _ => None,
+    }
+}
+
 /// One JSON Lines line of a file already detected as OpenAI records, as its conversation.
 pub(crate) fn record_line(text: &str) -> Option<Conversation> {
     let (obj, messages) = read_record(text)?;
@@ -67,7 +94,14 @@ fn record_lines(text: &str) -> Option<Document> {
 
 /// A whole file holding one array of messages.
 fn message_array(text: &str) -> Option<Document> {
-    let messages: Vec<Message> = serde_json::from_str(text).ok()?;
+    message_array_from(serde_json::Deserializer::from_str(text))
+}
+
+fn message_array_from<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Option<Document> {
+    let messages: Vec<Message> = serde::Deserialize::deserialize(&mut de).ok()?;
+    de.end().ok()?;
     if messages.iter().any(message_has_anthropic_block) {
         return None;
     }
@@ -104,7 +138,12 @@ fn conversation(obj: Map<String, Value>, messages: Vec<Message>) -> Option<Conve
 /// place among the fields); `None` unless `text` is one object whose `messages` is an array of
 /// valid OpenAI messages.
 fn read_record(text: &str) -> Option<(Map<String, Value>, Vec<Message>)> {
-    let mut de = serde_json::Deserializer::from_str(text);
+    read_record_from(serde_json::Deserializer::from_str(text))
+}
+
+fn read_record_from<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Option<(Map<String, Value>, Vec<Message>)> {
     let read = (&mut de).deserialize_map(RecordVisitor).ok()?;
     de.end().ok()?;
     let (obj, messages) = read;
@@ -125,7 +164,10 @@ impl<'de> Visitor<'de> for RecordVisitor {
         let mut messages = None;
         while let Some(key) = map.next_key::<String>()? {
             if key == "messages" {
-                messages = Some(map.next_value::<Vec<Message>>()?);
+                let mut read = map.next_value::<Vec<Message>>()?;
+                // The vector grew by doubling: up to half its slots are empty.
+                read.shrink_to_fit();
+                messages = Some(read);
                 obj.insert(key, Value::Array(Vec::new()));
             } else {
                 let value: Value = map.next_value()?;
@@ -167,6 +209,26 @@ mod tests {
         assert!(agrees(
             r#"{"meta":{"baton_flags":{"0":"reminder"}},"messages":[{"role":"user","content":"<system-reminder>x</system-reminder>"}]}"#
         ));
+    }
+
+    #[test]
+    fn a_file_read_as_it_is_parsed_gives_the_same_document() {
+        let record = r#" {"id":"r","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"out"}],"z":1}"#;
+        let array = r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]"#;
+        for text in [record, array] {
+            let read = document_from_reader(text.as_bytes()).expect("taken");
+            assert_eq!(read, parse_general(text, None).unwrap(), "{text}");
+        }
+        // JSON Lines, other dialects and broken input are left to the caller's general path.
+        for text in [
+            &format!("{record}\n{record}\n"),
+            r#"{"system":"s","messages":[{"role":"user","content":"hi"}]}"#,
+            r#"{"messages":[{"role":"user","content":"hi"}]"#,
+            "",
+            "  ",
+        ] {
+            assert!(document_from_reader(text.as_bytes()).is_none(), "{text}");
+        }
     }
 
     #[test]

@@ -15,7 +15,6 @@ use crate::summary::{BoxFuture, Summarizer, SummaryError, SummaryInput};
 use crate::synthetic;
 use crate::tool_action::{self, ToolAction};
 use regex::Regex;
-use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// Completed actions kept across merges: the first few (how the work started) and the rest
@@ -89,7 +88,7 @@ pub fn summarize_extractively(input: &SummaryInput<'_>) -> String {
 
 /// What the span says, gathered once.
 struct Span<'a> {
-    turns: &'a [Cow<'a, Message>],
+    turns: &'a [&'a Message],
     /// Real user requests: position and text.
     requests: Vec<(usize, String)>,
     /// Positions of assistant messages with text.
@@ -107,7 +106,7 @@ struct Call<'a> {
 }
 
 impl<'a> Span<'a> {
-    fn new(turns: &'a [Cow<'a, Message>]) -> Self {
+    fn new(turns: &'a [&'a Message]) -> Self {
         let positions =
             |keep: fn(&Message) -> bool| turns.iter().enumerate().filter(move |(_, m)| keep(m));
         let calls = ledger::pair_tool_calls(turns)
@@ -933,7 +932,7 @@ mod tests {
         prev: Option<&str>,
         budget: usize,
     ) -> String {
-        let turns: Vec<Cow<'_, Message>> = turns.iter().map(Cow::Borrowed).collect();
+        let turns: Vec<&Message> = turns.iter().collect();
         let input = SummaryInput {
             turns: &turns,
             previous_summary: prev,
@@ -1074,7 +1073,7 @@ mod tests {
             "The billing database answered; the schema looks fine.",
         ));
         let ledger = observed(&turns);
-        let views: Vec<Cow<'_, Message>> = turns.iter().map(Cow::Borrowed).collect();
+        let views: Vec<&Message> = turns.iter().collect();
         let input = SummaryInput {
             turns: &views,
             previous_summary: None,
@@ -1123,7 +1122,7 @@ mod tests {
     fn the_future_is_ready_at_once() {
         let turns = transcript();
         let ledger = observed(&turns);
-        let turns: Vec<Cow<'_, Message>> = turns.iter().map(Cow::Borrowed).collect();
+        let turns: Vec<&Message> = turns.iter().collect();
         let input = SummaryInput {
             turns: &turns,
             previous_summary: None,

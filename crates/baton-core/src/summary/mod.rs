@@ -9,6 +9,7 @@ pub mod exec;
 pub mod extractive;
 pub mod gate;
 pub mod ledger;
+pub mod message_list;
 pub mod prompt;
 pub mod redact;
 pub mod reject;
@@ -17,7 +18,6 @@ pub mod view;
 
 use crate::message::Message;
 use ledger::TaskLedger;
-use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -30,7 +30,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct SummaryInput<'a> {
     /// The span being compacted, in order: bounded, redacted views of its messages (borrowed
     /// where the view is the message itself).
-    pub turns: &'a [Cow<'a, Message>],
+    pub turns: &'a [&'a Message],
     /// The body (without prefix) of the summary this compaction replaces, if any: the new
     /// summary must carry its still-relevant content forward.
     pub previous_summary: Option<&'a str>,

@@ -16,7 +16,6 @@ use crate::tokens::{TokenCounter, Utf8Bound};
 use crate::trajectory::metrics::{Action, OverLimitReason, TrajectoryMetrics, ratio};
 use crate::trajectory::plan::{Plan, PlanConfig, plan};
 use crate::trajectory::record::{Record, RecordError};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Opening of every summary turn. The reference compressor's tag, so datasets compressed by
@@ -89,17 +88,22 @@ pub struct SummaryJob {
     end: usize,
     /// Bounded, redacted copies of the span's turns: what summarizers read (owned: a job
     /// outlives the record it came from).
-    views: Vec<Cow<'static, Message>>,
+    views: Vec<Message>,
     ledger: TaskLedger,
     prompt: String,
     budget: usize,
 }
 
 impl SummaryJob {
-    /// The summarizer's input for this span.
-    pub fn input(&self) -> SummaryInput<'_> {
+    /// The views the summarizer reads, as [`Self::input`] takes them.
+    pub fn view_refs(&self) -> Vec<&Message> {
+        self.views.iter().collect()
+    }
+
+    /// The summarizer's input for this span; `views` is [`Self::view_refs`].
+    pub fn input<'a>(&'a self, views: &'a [&'a Message]) -> SummaryInput<'a> {
         SummaryInput {
-            turns: &self.views,
+            turns: views,
             previous_summary: None,
             focus_topic: None,
             budget_tokens: self.budget,
@@ -212,16 +216,12 @@ impl TrajectoryCompressor {
             }
             Plan::Summarize { start, end, .. } => (start, end),
         };
-        let views: Vec<Cow<'static, Message>> = messages[start..end]
+        let views: Vec<Message> = messages[start..end]
             .iter()
-            .map(|m| {
-                Cow::Owned(redact_owned_message(
-                    message_view(m, ViewLimits::EXTRACTIVE).into_owned(),
-                ))
-            })
+            .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
             .collect();
         // The active task as of the span's end: what the summarized turns were working on.
-        let ledger = build_ledger(None, &views, &messages[..end]);
+        let ledger = build_ledger(None, &views.iter().collect::<Vec<_>>(), &messages[..end]);
         let budget = self.config.plan.summary_target_tokens;
         let prompt = if self.summarizer.needs_prompt() {
             trajectory_prompt(&views, budget)
@@ -249,13 +249,16 @@ impl TrajectoryCompressor {
         let (body, failure) = match summary {
             Ok(text) if !text.trim().is_empty() => (text, None),
             Ok(_) => (
-                summarize_extractively(&job.input()),
+                summarize_extractively(&job.input(&job.view_refs())),
                 Some(format!(
                     "summarizer `{}` returned nothing",
                     self.summarizer.name()
                 )),
             ),
-            Err(e) => (summarize_extractively(&job.input()), Some(e.to_string())),
+            Err(e) => (
+                summarize_extractively(&job.input(&job.view_refs())),
+                Some(e.to_string()),
+            ),
         };
         let text = self.summary_text(&body);
         let SummaryJob {
@@ -335,7 +338,8 @@ impl TrajectoryCompressor {
         match self.prepare(line, bytes)? {
             Prepared::Done(done) => Ok(done),
             Prepared::Summarize(job) => {
-                let summary = self.summarizer.summarize(job.input()).await;
+                let views = job.view_refs();
+                let summary = self.summarizer.summarize(job.input(&views)).await;
                 Ok(self.finish(*job, summary))
             }
         }
@@ -352,7 +356,7 @@ impl TrajectoryCompressor {
 }
 
 /// The prompt for summarizers that read one (exec, LLM).
-fn trajectory_prompt(views: &[Cow<'_, Message>], budget: usize) -> String {
+fn trajectory_prompt(views: &[Message], budget: usize) -> String {
     let turns = bound_input(&serialize_turns(views), PROMPT_SPAN_MAX_CHARS);
     TEMPLATE
         .replace("{budget_tokens}", &budget.to_string())

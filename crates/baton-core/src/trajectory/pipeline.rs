@@ -350,7 +350,8 @@ impl Pipeline {
             };
             let summary = {
                 let _permit = permits.acquire().await;
-                compressor.summarizer().summarize(job.input()).await
+                let views = job.view_refs();
+                compressor.summarizer().summarize(job.input(&views)).await
             };
             let c = Arc::clone(&compressor);
             let done = on_pool(&pool, move || c.finish(*job, summary)).await;

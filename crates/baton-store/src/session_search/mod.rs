@@ -257,10 +257,8 @@ pub async fn session_search(
     } else {
         vec![String::new(); jobs.len()]
     };
-    let turns: Vec<Vec<std::borrow::Cow<'_, baton_core::Message>>> = jobs
-        .iter()
-        .map(|j| j.turns.iter().map(std::borrow::Cow::Borrowed).collect())
-        .collect();
+    let turns: Vec<Vec<&baton_core::Message>> =
+        jobs.iter().map(|j| j.turns.iter().collect()).collect();
     let inputs: Vec<summarize::Job<'_>> = turns
         .iter()
         .zip(&prompts)

@@ -21,7 +21,7 @@ use tokio::time::{Instant, timeout_at};
 /// One session to summarize.
 pub struct Job<'a> {
     /// The messages the window shows.
-    pub turns: &'a [std::borrow::Cow<'a, Message>],
+    pub turns: &'a [&'a Message],
     /// Empty for summarizers that do not read it.
     pub prompt: &'a str,
 }
