@@ -47,7 +47,7 @@ use crate::formats::error::FormatError;
 use crate::formats::notes::{
     Notes, apply_key_order, identical_objects, key_order_note, merge_missing, reorder,
 };
-use crate::message::{Content, ContentPart, FunctionCall, Message, Role, ToolCall};
+use crate::message::{Content, ContentPart, Fields, FunctionCall, Message, Role, ToolCall};
 use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
@@ -326,7 +326,9 @@ fn read_tool_result(block: &Value, at: &str) -> Result<Message, FormatError> {
     };
     let mut msg = Message::new(Role::Tool, content);
     msg.tool_call_id = Some(id);
-    msg.extra = NOTES.fields_except(obj, &["type", "tool_use_id", "content"]);
+    msg.extra = NOTES
+        .fields_except(obj, &["type", "tool_use_id", "content"])
+        .into();
     let rebuilt = tool_result_block(&msg);
     NOTES.add(&mut msg.extra, exactness_marker(obj, rebuilt));
     Ok(msg)
@@ -482,9 +484,11 @@ fn read_tool_use(obj: &Object, at: &str) -> Result<ToolCall, FormatError> {
         function: FunctionCall {
             name,
             arguments,
-            extra: Object::new(),
+            extra: Fields::new(),
         },
-        extra: NOTES.fields_except(obj, &["type", "id", "name", "input"]),
+        extra: NOTES
+            .fields_except(obj, &["type", "id", "name", "input"])
+            .into(),
     };
     let rebuilt = tool_use_block(&call);
     NOTES.add(&mut call.extra, exactness_marker(obj, rebuilt));
@@ -948,7 +952,7 @@ fn tool_use_block(call: &ToolCall) -> Object {
         "input".into(),
         input_from_arguments(&call.function.arguments),
     );
-    merge_missing(&mut b, call.function.extra.clone());
+    merge_missing(&mut b, call.function.extra.clone().into_map());
     merge_missing(&mut b, NOTES.without(&call.extra));
     b
 }

@@ -44,7 +44,7 @@ use crate::formats::error::FormatError;
 use crate::formats::notes::{
     Notes, apply_key_order, identical, identical_objects, key_order_note, merge_missing,
 };
-use crate::message::{Content, FunctionCall, Message, REASONING_FIELDS, Role, ToolCall};
+use crate::message::{Content, Fields, FunctionCall, Message, REASONING_FIELDS, Role, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 
@@ -316,9 +316,9 @@ fn read_call(call: &Object, fallback_id: String, at: &str) -> Result<ToolCall, F
         function: FunctionCall {
             name,
             arguments,
-            extra: Object::new(),
+            extra: Fields::new(),
         },
-        extra,
+        extra: extra.into(),
     })
 }
 
@@ -478,7 +478,7 @@ fn turn_object(msg: &Message, from: String, value: String) -> Object {
     if let Some(name) = &msg.name {
         turn.insert("name".into(), Value::String(name.clone()));
     }
-    merge_missing(&mut turn, msg.reasoning.clone());
+    merge_missing(&mut turn, msg.reasoning.clone().into_map());
     merge_missing(&mut turn, NOTES.without(&msg.extra));
     turn
 }
@@ -524,7 +524,7 @@ fn call_object(call: &ToolCall) -> Value {
     if !NOTES.flag(&call.extra, "synthetic_id") {
         obj.insert("id".into(), Value::String(call.id.clone()));
     }
-    merge_missing(&mut obj, call.function.extra.clone());
+    merge_missing(&mut obj, call.function.extra.clone().into_map());
     merge_missing(&mut obj, NOTES.without(&call.extra));
     Value::Object(obj)
 }

@@ -177,9 +177,9 @@ impl ChatAssembler {
                 function: FunctionCall {
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
-                    extra: Map::new(),
+                    extra: Default::default(),
                 },
-                extra: Map::new(),
+                extra: Default::default(),
             })
             .collect();
         let content = if self.text.is_empty() && !calls.is_empty() {
@@ -191,7 +191,7 @@ impl ChatAssembler {
         if !calls.is_empty() {
             message.tool_calls = Some(calls);
         }
-        message.reasoning = self.reasoning.clone();
+        message.reasoning = self.reasoning.clone().into();
         ChatResponse {
             message,
             finish_reason: self

@@ -285,7 +285,7 @@ pub(crate) fn message_from_output(output: &[Value]) -> Message {
             .reasoning
             .insert("reasoning_details".into(), Value::Array(reasoning));
     }
-    message.extra = extra;
+    message.extra = extra.into();
     message
 }
 
@@ -307,8 +307,8 @@ fn function_call(item: &Value) -> ToolCall {
         function: FunctionCall {
             name: text("name"),
             arguments: text("arguments"),
-            extra: Object::new(),
+            extra: Default::default(),
         },
-        extra,
+        extra: extra.into(),
     }
 }
