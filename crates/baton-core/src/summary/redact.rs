@@ -172,8 +172,11 @@ fn has_trigger(text: &str) -> bool {
     AC.as_ref().is_none_or(|ac| ac.is_match(text))
 }
 
-/// Whether `text` mentions a secret-like name anywhere (a JSON key such as `api_key` whose value
-/// the JSON pass would redact). Cheap, and only ever widens what gets the full treatment.
+/// Whether JSON `text` may have an object key with a secret-like name (`"api_key": …`, whose
+/// value the JSON pass redacts whatever it looks like): a hint word inside a string that a `:`
+/// follows. A hint in a value (`"src/tokenizer.rs"`, `"author"`) is not one: parsing the
+/// arguments of every call that mentions a path with `key` or `token` in it was a tenth of a
+/// compaction (issue #17). Only ever widens what gets the full treatment.
 fn names_a_secret(text: &str) -> bool {
     const HINTS: [&str; 7] = [
         "secret",
@@ -185,7 +188,24 @@ fn names_a_secret(text: &str) -> bool {
         "auth",
     ];
     let lower = text.to_ascii_lowercase();
-    HINTS.iter().any(|h| lower.contains(h))
+    let bytes = lower.as_bytes();
+    HINTS.iter().any(|h| {
+        lower
+            .match_indices(h)
+            .any(|(i, _)| string_ends_as_key(&bytes[i + h.len()..]))
+    })
+}
+
+/// Whether the JSON string `rest` continues (from inside it) is an object key: its closing
+/// quote is followed by `:`. An escaped quote first counts as a key, to stay on the safe side.
+fn string_ends_as_key(rest: &[u8]) -> bool {
+    let Some(q) = memchr::memchr(b'"', rest) else {
+        return false;
+    };
+    if q > 0 && rest[q - 1] == b'\\' {
+        return true;
+    }
+    rest[q + 1..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':')
 }
 
 /// A bound on repeat passes, far above what real text needs, so pathological input cannot loop.
@@ -840,6 +860,30 @@ mod tests {
             Value::String(format!("the key is {key}")),
         );
         assert!(!format!("{:?}", redact_view(Cow::Borrowed(&reasoning))).contains(key));
+    }
+
+    #[test]
+    fn only_a_key_names_a_secret_in_arguments() {
+        for named in [
+            r#"{"api_key": "abc"}"#,
+            r#"{"a": {"Auth_Token" :"x"}}"#,
+            r#"{"x": [1], "DB_PASSWORD":"y"}"#,
+            r#"{"my\"key": 1}"#,
+        ] {
+            assert!(names_a_secret(named), "{named}");
+        }
+        for unnamed in [
+            r#"{"path": "src/tokenizer.rs", "by": "the author, a monkey"}"#,
+            r#"{"command": "grep -r key ."}"#,
+            "not json with a key in it",
+        ] {
+            assert!(!names_a_secret(unnamed), "{unnamed}");
+        }
+        // A named key's value is redacted however plain it looks.
+        assert_eq!(
+            redact_arguments(r#"{"api_key":"plainvalue123"}"#),
+            r#"{"api_key":"[REDACTED]"}"#
+        );
     }
 
     fn redact_arguments(arguments: &str) -> String {
