@@ -187,13 +187,20 @@ fn names_a_secret(text: &str) -> bool {
         "key",
         "auth",
     ];
-    let lower = text.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
-    HINTS.iter().any(|h| {
-        lower
-            .match_indices(h)
-            .any(|(i, _)| string_ends_as_key(&bytes[i + h.len()..]))
-    })
+    // One case-insensitive scan for every hint (overlapping: `passw` and `passphrase`).
+    static AC: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(HINTS)
+            .ok()
+    });
+    let bytes = text.as_bytes();
+    match AC.as_ref() {
+        Some(ac) => ac
+            .find_overlapping_iter(text)
+            .any(|m| string_ends_as_key(&bytes[m.end()..])),
+        None => true,
+    }
 }
 
 /// Whether the JSON string `rest` continues (from inside it) is an object key: its closing
