@@ -7,20 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use baton_core::formats::load_file;
 use baton_core::message::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// Peak resident memory of process `pid` so far, in KiB.
-fn peak_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
+use std::time::Instant;
 
 /// The messages of every sample transcript of the repository, in order.
 fn sample_messages() -> Vec<Message> {
@@ -90,26 +83,14 @@ fn compressing_a_500_mb_conversation_peaks_under_twice_the_file() {
     let size = std::fs::metadata(&input).unwrap().len();
     let output = dir.path().join("out.json");
     let started = Instant::now();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
-        .arg("compress")
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+    cmd.arg("compress")
         .arg(&input)
         .arg("-o")
         .arg(&output)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = peak_kib(pid) {
-            peak = peak.max(kib);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        .stderr(std::process::Stdio::null());
+    let (status, peak) = common::run_measuring_peak(cmd);
     assert!(status.success());
     let out_size = std::fs::metadata(&output).unwrap().len();
     let ratio = peak as f64 * 1024.0 / size as f64;

@@ -6,17 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
-use std::time::Duration;
+mod common;
 
-/// Peak resident memory of process `pid` so far, in KiB.
-fn peak_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
+use std::io::Write;
 
 #[test]
 fn importing_a_500_mb_file_stays_under_150_mib() {
@@ -50,25 +42,13 @@ fn importing_a_500_mb_file_stays_under_150_mib() {
     }
     let size = std::fs::metadata(&input).unwrap().len();
     let db = dir.path().join("s.db");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["sessions", "--db"])
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+    cmd.args(["sessions", "--db"])
         .arg(&db)
         .arg("import")
         .arg(&input)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = peak_kib(pid) {
-            peak = peak.max(kib);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        .stdout(std::process::Stdio::null());
+    let (status, peak) = common::run_measuring_peak(cmd);
     assert!(status.success());
     eprintln!(
         "imported {} MB with a peak RSS of {} MiB",

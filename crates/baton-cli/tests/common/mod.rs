@@ -41,3 +41,27 @@ where
     let out = baton().args(args).assert().success().get_output().clone();
     serde_json::from_slice(&out.stderr).unwrap()
 }
+
+/// Runs `cmd` to its end, reading its peak resident memory (`VmHWM` of `/proc/<pid>/status`,
+/// in KiB) every 20 ms while it runs: the measure of the peak-RSS tests (release builds).
+pub fn run_measuring_peak(mut cmd: std::process::Command) -> (std::process::ExitStatus, u64) {
+    let peak_kib = |pid: u32| -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let mut peak = 0;
+    loop {
+        if let Some(kib) = peak_kib(pid) {
+            peak = peak.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
