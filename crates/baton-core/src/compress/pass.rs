@@ -102,8 +102,8 @@ fn has_tool_activity(messages: &[Message]) -> bool {
 pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let started = Instant::now();
     // Pruning only touches tool results and tool-call arguments: a conversation without any
-    // is used as it is, and a pruned copy that changed nothing is dropped, so a pass holds one
-    // copy of a long conversation less (issue #13 item 10).
+    // skips it, and pruning owns only the messages it changes (`compress/pruned.rs`), so a
+    // pass never holds a second copy of a long conversation (issue #17 item 3).
     let pruned = if has_tool_activity(ctx.messages) {
         prune_old_tool_results(
             ctx.messages,
@@ -323,15 +323,16 @@ fn join_contents(a: Option<Content>, b: Option<Content>) -> Content {
     }
 }
 
+/// The pass's result when nothing can be summarized: the pruned conversation (copied whole:
+/// it is the output) when pruning changed something, else the input unchanged.
 fn nothing_to_summarize(ctx: &PassContext<'_>, pruned: Pruned<'_>, started: Instant) -> PassReport {
-    let result = if pruned.changed_count() > 0 {
-        let pruned_count = pruned.changed_count();
+    let changed = pruned.changed_count();
+    let result = if changed > 0 {
         let messages = pruned.into_vec();
-        let pruned = pruned_count;
         let tokens_after = tokens_of(&messages);
         CompressionResult {
             outcome: Outcome::PrunedOnly,
-            pruned,
+            pruned: changed,
             tokens_after,
             elapsed: started.elapsed(),
             messages,
