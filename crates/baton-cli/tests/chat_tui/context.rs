@@ -21,6 +21,12 @@ fn converse(tui: &Tui, prompts: &[&str]) {
         tui.submit(prompt);
         // Long answers scroll past the screen: look in everything written.
         tui.wait_for_output(&format!("noted: {prompt}"));
+        // The answer goes on streaming after that line: wait for the turn's end (an empty
+        // prompt), or the caller's next line is typed into the running turn, where Enter does
+        // not submit (a CI flake of `/pin`).
+        tui.wait_until("the turn's end", |screen| {
+            screen.lines().any(|l| l.trim_end() == "›")
+        });
     }
 }
 
