@@ -28,6 +28,13 @@ fn conversation(tag: &str, turns: usize) -> Vec<Message> {
     out
 }
 
+/// Six sessions of 120 messages each: 720 in one batch, over the helper's threshold.
+fn six_sessions() -> Vec<(String, Vec<Message>)> {
+    (0..6)
+        .map(|i| (format!("s{i}"), conversation(&format!("c{i}"), 30)))
+        .collect()
+}
+
 fn batch<'a>(convs: &'a [(String, Vec<Message>)], title: Option<&str>) -> Vec<SessionBatch<'a>> {
     convs
         .iter()
@@ -69,9 +76,7 @@ fn rows(path: &std::path::Path) -> Vec<Vec<String>> {
 
 #[test]
 fn rows_encoded_ahead_equal_the_rows_the_writer_makes_itself() {
-    let convs: Vec<(String, Vec<Message>)> = (0..6)
-        .map(|i| (format!("s{i}"), conversation(&format!("c{i}"), 30)))
-        .collect();
+    let convs = six_sessions();
     // 720 messages in one batch: over the threshold, so a helper encodes them.
     let dir = tempfile::tempdir().unwrap();
     let ahead = dir.path().join("ahead.db");
@@ -113,9 +118,7 @@ fn rows_encoded_ahead_equal_the_rows_the_writer_makes_itself() {
 
 #[test]
 fn a_failed_batch_stops_the_helper_and_writes_nothing() {
-    let convs: Vec<(String, Vec<Message>)> = (0..6)
-        .map(|i| (format!("s{i}"), conversation(&format!("c{i}"), 30)))
-        .collect();
+    let convs = six_sessions();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
     let store = SqliteStore::open(&path).unwrap();

@@ -260,11 +260,16 @@ fn has_anthropic_block(message: &Value) -> bool {
     };
     blocks.iter().any(|b| {
         let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
-        matches!(
-            kind,
-            "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"
-        ) || (kind == "image" && b.get("source").is_some())
+        is_anthropic_block(kind, b.get("source").is_some())
     })
+}
+
+/// A content block of type `kind` (with a `source` field or not) that only Anthropic has.
+fn is_anthropic_block(kind: &str, has_source: bool) -> bool {
+    matches!(
+        kind,
+        "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"
+    ) || (kind == "image" && has_source)
 }
 
 /// [`has_anthropic_block`] for a message already read as an OpenAI message (its content
@@ -273,13 +278,9 @@ pub(crate) fn message_has_anthropic_block(message: &crate::message::Message) -> 
     let Some(crate::message::Content::Parts(parts)) = &message.content else {
         return false;
     };
-    parts.iter().any(|p| {
-        let kind = p.type_name();
-        matches!(
-            kind,
-            "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"
-        ) || (kind == "image" && p.fields().contains_key("source"))
-    })
+    parts
+        .iter()
+        .any(|p| is_anthropic_block(p.type_name(), p.fields().contains_key("source")))
 }
 
 fn unknown(hint: String) -> FormatError {
