@@ -11,6 +11,7 @@ use serde::{Serialize, Serializer};
 
 mod de;
 mod fields;
+mod ser;
 pub use fields::Fields;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -385,9 +386,10 @@ impl Message {
         Value::Object(m)
     }
 
-    /// Compact JSON of the message. Serialising a `Value` cannot fail.
+    /// Compact JSON of the message: the text of [`Message::to_value`], written without
+    /// building it.
     pub fn to_json(&self) -> String {
-        self.to_value().to_string()
+        serde_json::to_string(self).unwrap_or_else(|_| self.to_value().to_string())
     }
 
     /// Parses and validates one message. `index` is the message's position, used in errors.
@@ -697,10 +699,4 @@ fn parse_tool_call(ctx: &FieldCtx, i: usize, v: Value) -> Result<ToolCall, Messa
         // An emptied map (the usual case) becomes no allocation at all.
         extra: obj.into(),
     })
-}
-
-impl Serialize for Message {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(serializer)
-    }
 }

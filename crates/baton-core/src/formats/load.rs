@@ -127,13 +127,20 @@ fn at(line: Option<usize>, record: Option<usize>) -> impl Fn(FormatError) -> Loa
     }
 }
 
+/// Files up to this size are read whole and parsed from memory, which is several times
+/// faster than parsing from a reader (serde_json reads a reader byte by byte); it was a third
+/// of a `baton compress` of a real session (issue #17). Holding that much text while parsing
+/// is a small, bounded cost; larger files are parsed as they are read.
+const READ_WHOLE_UP_TO: u64 = 16 << 20;
+
 /// Reads and parses a conversation file. `forced` overrides detection.
 pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, LoadError> {
-    // One record or message array is parsed as it is read, without holding the file's text
-    // (`compress` of a large conversation then holds it once); any other file, and any error,
-    // is read whole below, which decides and reports as before.
+    // A large file holding one record or message array is parsed as it is read, without
+    // holding its text (`compress` of a large conversation then holds it once); any other
+    // file, and any error, is read whole below, which decides and reports as before.
     if forced.is_none()
         && let Ok(file) = std::fs::File::open(path)
+        && file.metadata().is_ok_and(|m| m.len() > READ_WHOLE_UP_TO)
         && let Some(document) =
             super::typed::document_from_reader(std::io::BufReader::with_capacity(1 << 20, file))
     {

@@ -266,6 +266,13 @@ impl Document {
             .iter()
             .map(without_baton_metadata)
             .collect();
+        // Writing cannot fail for these types (every map key is a string); the `Value`
+        // path below stays as the answer if it ever did.
+        if let (Dialect::OpenAi, Ok(text)) =
+            (self.dialect, openai_text(self.layout, &conversations))
+        {
+            return text;
+        }
         let records = || conversations.iter().map(|c| self.record_value(c));
         match self.layout {
             Layout::MessageArray => {
@@ -313,6 +320,43 @@ impl Document {
     }
 }
 
+/// OpenAI documents, written straight from the messages (the same text as through
+/// [`openai::conversation_to_object`], without building a `Value` tree of the whole document).
+fn openai_text(
+    layout: Layout,
+    conversations: &[Cow<'_, Conversation>],
+) -> serde_json::Result<String> {
+    fn json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+        serde_json::to_string(value).map(|text| text + "\n")
+    }
+    match layout {
+        Layout::MessageArray => {
+            let messages = conversations.first().map_or(&[][..], |c| &c.messages[..]);
+            json(&messages)
+        }
+        Layout::Object => match conversations.first() {
+            Some(c) => json(&openai::RecordJson(c)),
+            None => json(&openai::RecordJson(&Conversation::default())),
+        },
+        Layout::ObjectArray => {
+            let records: Vec<openai::RecordJson<'_>> = conversations
+                .iter()
+                .map(|c| openai::RecordJson(c))
+                .collect();
+            json(&records)
+        }
+        Layout::MessageLines => conversations
+            .iter()
+            .flat_map(|c| c.messages.iter())
+            .map(json)
+            .collect(),
+        Layout::ObjectLines => conversations
+            .iter()
+            .map(|c| json(&openai::RecordJson(c)))
+            .collect(),
+    }
+}
+
 /// `conv` without Baton's in-process message metadata; borrowed when it has none. The
 /// importers' per-message synthetic flags move to the record's `meta`
 /// ([`crate::synthetic::record_flags`]), where a provider never looks and a reader restores them.
@@ -356,5 +400,70 @@ fn strip_notes(v: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(strip_notes),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The text the `Value` path writes, the reference for the direct writer.
+    fn through_values(doc: &Document) -> String {
+        let records = || doc.conversations.iter().map(openai::conversation_to_object);
+        match doc.layout {
+            Layout::MessageArray => {
+                openai::messages_to_array(&doc.conversations[0]).to_string() + "\n"
+            }
+            Layout::Object => {
+                openai::conversation_to_object(&doc.conversations[0]).to_string() + "\n"
+            }
+            Layout::ObjectArray => Value::Array(records().collect()).to_string() + "\n",
+            Layout::MessageLines => doc
+                .conversations
+                .iter()
+                .flat_map(|c| &c.messages)
+                .map(|m| m.to_value().to_string() + "\n")
+                .collect(),
+            Layout::ObjectLines => records().map(|v| v.to_string() + "\n").collect(),
+        }
+    }
+
+    #[test]
+    fn openai_documents_are_written_as_their_values_in_every_layout() {
+        let record = json!({"id": "r1", "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": [{"type": "text", "text": "hi ✓"}], "x": 1},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+                "function": {"name": "f", "arguments": "{\"a\": \"\\\"q\\\"\"}"}}],
+                "reasoning_content": "hm"},
+            {"role": "tool", "tool_call_id": "c", "content": "out\n"}
+        ], "tools": [{"type": "function", "function": {"name": "f"}}], "meta": {"k": [1.5, null]}});
+        let no_tools = json!({"messages": [{"role": "user", "content": "a"}], "tools": null});
+        let conversations: Vec<Conversation> = [record, no_tools]
+            .into_iter()
+            .map(|v| {
+                let Value::Object(obj) = v else {
+                    unreachable!()
+                };
+                openai::conversation_from_object(obj).unwrap()
+            })
+            .collect();
+        for layout in [
+            Layout::MessageArray,
+            Layout::MessageLines,
+            Layout::Object,
+            Layout::ObjectArray,
+            Layout::ObjectLines,
+        ] {
+            let doc = Document {
+                dialect: Dialect::OpenAi,
+                layout,
+                conversations: conversations.clone(),
+                transcript: None,
+            };
+            assert_eq!(doc.to_text(), through_values(&doc), "{layout:?}");
+        }
     }
 }

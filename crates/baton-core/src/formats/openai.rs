@@ -4,6 +4,8 @@
 use crate::conversation::Conversation;
 use crate::formats::error::FormatError;
 use crate::message::{Message, describe_value};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// Parses a JSON array of OpenAI messages.
@@ -49,41 +51,74 @@ pub fn conversation_from_object(obj: Map<String, Value>) -> Result<Conversation,
 
 /// The conversation as a record object, keys in their original order.
 pub fn conversation_to_object(conv: &Conversation) -> Value {
-    let messages = Value::Array(conv.messages.iter().map(Message::to_value).collect());
-    let tools = conv.tools.as_ref().map(|t| Value::Array(t.clone()));
-    let mut out = Map::new();
-    for key in &conv.field_order {
-        match key.as_str() {
-            "messages" => {
-                out.insert(key.clone(), messages.clone());
-            }
-            "tools" => {
-                if let Some(v) = conv.tools.as_ref().map(|t| Value::Array(t.clone())) {
-                    out.insert(key.clone(), v);
-                } else if let Some(v) = conv.extra.get(key) {
-                    out.insert(key.clone(), v.clone());
-                }
-            }
-            _ => {
-                if let Some(v) = conv.extra.get(key) {
-                    out.insert(key.clone(), v.clone());
-                }
-            }
-        }
-    }
-    // Anything added since loading (or everything, for a conversation built in code).
-    for (k, v) in &conv.extra {
-        if !out.contains_key(k) {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    if !out.contains_key("messages") {
-        out.insert("messages".into(), messages);
-    }
-    if let (false, Some(t)) = (out.contains_key("tools"), tools) {
-        out.insert("tools".into(), t);
-    }
+    let out = record_fields(conv)
+        .into_iter()
+        .map(|(key, field)| {
+            let value = match field {
+                RecordField::Messages => messages_to_array(conv),
+                RecordField::Tools(tools) => Value::Array(tools.to_vec()),
+                RecordField::Other(v) => v.clone(),
+            };
+            (key.to_string(), value)
+        })
+        .collect();
     Value::Object(out)
+}
+
+/// A record object written as JSON straight from the conversation: the text of
+/// [`conversation_to_object`] without building its tree (which copied every message twice).
+pub struct RecordJson<'a>(pub &'a Conversation);
+
+impl Serialize for RecordJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = record_fields(self.0);
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for (key, field) in fields {
+            match field {
+                RecordField::Messages => map.serialize_entry(key, &self.0.messages)?,
+                RecordField::Tools(tools) => map.serialize_entry(key, tools)?,
+                RecordField::Other(value) => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// What a record key holds.
+enum RecordField<'a> {
+    Messages,
+    Tools(&'a [Value]),
+    Other(&'a Value),
+}
+
+/// A record's keys and what each holds, in the order they are written: the order they were
+/// read in, then fields added since (or all of them, for a conversation built in code), then
+/// `messages`, then `tools`. Each key once.
+fn record_fields(conv: &Conversation) -> Vec<(&str, RecordField<'_>)> {
+    let mut out: Vec<(&str, RecordField<'_>)> = Vec::with_capacity(conv.field_order.len() + 2);
+    let written =
+        |out: &Vec<(&str, RecordField<'_>)>, key: &str| out.iter().any(|(k, _)| *k == key);
+    for key in &conv.field_order {
+        let field = match (key.as_str(), &conv.tools) {
+            _ if written(&out, key) => None,
+            ("messages", _) => Some(RecordField::Messages),
+            ("tools", Some(tools)) => Some(RecordField::Tools(tools)),
+            _ => conv.extra.get(key).map(RecordField::Other),
+        };
+        out.extend(field.map(|f| (key.as_str(), f)));
+    }
+    for (key, value) in &conv.extra {
+        if !written(&out, key) {
+            out.push((key.as_str(), RecordField::Other(value)));
+        }
+    }
+    if !written(&out, "messages") {
+        out.push(("messages", RecordField::Messages));
+    }
+    if let (false, Some(tools)) = (written(&out, "tools"), &conv.tools) {
+        out.push(("tools", RecordField::Tools(tools)));
+    }
+    out
 }
 
 /// The conversation's messages as a JSON array.

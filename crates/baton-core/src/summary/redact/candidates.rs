@@ -1,0 +1,242 @@
+//! Which rules could match a text, from one literal scan: almost all text holds none of the
+//! rules' literals and skips redaction at memory speed; the rest searches only the rules whose
+//! literal it holds. This replaced a set of every rule's regex, whose compilation alone was a
+//! sixth of a short `baton compress` and whose match still had to be followed by a search
+//! with each of the 70 rules (issue #17).
+
+use super::rule::{Needs, Rule};
+use super::rules::RULES;
+use aho_corasick::AhoCorasick;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// A set of rules, by their index in [`RULES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Candidates(u128);
+
+/// The most rules a [`Candidates`] can hold; `rules_fit_in_a_candidate_set` checks [`RULES`].
+pub(super) const MAX_RULES: usize = u128::BITS as usize;
+
+impl Candidates {
+    /// Every rule: what a failed index build falls back to (slower, never less safe).
+    fn all() -> Self {
+        Candidates(u128::MAX)
+    }
+
+    pub(super) fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub(super) fn contains(self, rule: usize) -> bool {
+        rule < MAX_RULES && self.0 & (1 << rule) != 0
+    }
+
+    /// The candidate rules, in the order they apply.
+    pub(super) fn rules(self) -> impl Iterator<Item = &'static Rule> {
+        RULES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.contains(*i))
+            .map(|(_, rule)| rule)
+    }
+}
+
+/// The rules that may match `text`: those one of whose literals it holds, plus the shape
+/// rules when it has their shape. A rule left out cannot match (every match of it contains
+/// one of its literals), so applying only these is applying them all.
+pub(super) fn candidates(text: &str) -> Candidates {
+    let Some(index) = INDEX.as_ref() else {
+        return Candidates::all();
+    };
+    let mut found = 0u128;
+    for m in index.literals.find_overlapping_iter(text) {
+        found |= index.rules_needing[m.pattern().as_usize()];
+        if found == index.literal_rules {
+            break;
+        }
+    }
+    if index.shape_rules != 0 && shape_possible(text) {
+        found |= index.shape_rules;
+    }
+    Candidates(found)
+}
+
+/// Every distinct literal of every rule, and which rules each one admits.
+struct LiteralIndex {
+    literals: AhoCorasick,
+    rules_needing: Vec<u128>,
+    /// The rules with literals (what finding all of them amounts to).
+    literal_rules: u128,
+    shape_rules: u128,
+}
+
+static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
+    let mut position: HashMap<&'static str, usize> = HashMap::new();
+    let mut literals: Vec<&'static str> = Vec::new();
+    let mut rules_needing: Vec<u128> = Vec::new();
+    let (mut literal_rules, mut shape_rules) = (0u128, 0u128);
+    for (i, rule) in RULES.iter().enumerate().take(MAX_RULES) {
+        let bit = 1u128 << i;
+        match rule.needs {
+            Needs::Shape => shape_rules |= bit,
+            Needs::Literal(needed) => {
+                literal_rules |= bit;
+                for &literal in needed {
+                    let at = *position.entry(literal).or_insert_with(|| {
+                        literals.push(literal);
+                        rules_needing.push(0);
+                        literals.len() - 1
+                    });
+                    rules_needing[at] |= bit;
+                }
+            }
+        }
+    }
+    let literals = AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(&literals)
+        .ok()?;
+    Some(LiteralIndex {
+        literals,
+        rules_needing,
+        literal_rules,
+        shape_rules,
+    })
+});
+
+/// Whether `text` holds what every shape rule's match needs: the literal `SK`, or a `.`, six
+/// token characters and another `.` (the middle of a Discord-style token). Byte scans,
+/// because the shapes have no literal of their own: a regex over every byte of every message
+/// was the largest part of redaction on real transcripts.
+pub(super) fn shape_possible(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if memchr::memmem::find(bytes, b"SK").is_some() {
+        return true;
+    }
+    let token = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
+    memchr::memchr_iter(b'.', bytes)
+        .any(|i| bytes.get(i + 7) == Some(&b'.') && bytes[i + 1..i + 7].iter().all(token))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::super::{REDACTED, redact};
+    use super::*;
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    use regex_syntax::hir::{Hir, HirKind};
+
+    #[test]
+    fn rules_fit_in_a_candidate_set() {
+        assert!(RULES.len() <= MAX_RULES, "{} rules", RULES.len());
+    }
+
+    /// Redaction writes [`REDACTED`] and nothing else: if that could complete a literal, a
+    /// rule skipped before a replacement could match after it.
+    #[test]
+    fn writing_the_marker_never_completes_a_literal() {
+        assert!(candidates(REDACTED).is_empty());
+        for rule in RULES.iter() {
+            if let Needs::Literal(needed) = rule.needs {
+                for literal in needed {
+                    assert!(!literal.contains(['[', ']']), "{literal}");
+                    assert_eq!(*literal, literal.to_ascii_lowercase(), "{literal}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn text_without_any_literal_has_no_candidates() {
+        for clean in [
+            "cargo test: 12 passed in 0.4s",
+            "fn main() { println!(\"hello\"); }",
+            "日本語のテキストと中文文本",
+        ] {
+            assert!(candidates(clean).is_empty(), "{clean}");
+        }
+        let both = candidates("export GITHUB_TOKEN=x; see https://example.com");
+        let named = RULES
+            .iter()
+            .position(|r| r.pattern.contains("(?P<key>") && r.pattern.contains(")[ \\t]*="))
+            .unwrap();
+        assert!(both.contains(named));
+    }
+
+    /// `h` with every assertion (`\b`, `^`, `$`) removed: proptest cannot generate from
+    /// assertions, and removing them only widens what is generated.
+    fn without_assertions(h: &Hir) -> Hir {
+        match h.kind() {
+            HirKind::Look(_) => Hir::empty(),
+            HirKind::Concat(subs) => Hir::concat(subs.iter().map(without_assertions).collect()),
+            HirKind::Alternation(subs) => {
+                Hir::alternation(subs.iter().map(without_assertions).collect())
+            }
+            HirKind::Repetition(r) => {
+                let mut r = r.clone();
+                r.sub = Box::new(without_assertions(&r.sub));
+                Hir::repetition(r)
+            }
+            HirKind::Capture(c) => {
+                let mut c = c.clone();
+                c.sub = Box::new(without_assertions(&c.sub));
+                Hir::capture(c)
+            }
+            _ => h.clone(),
+        }
+    }
+
+    /// The claim every skipped search rests on: whenever a rule matches a text, the text is a
+    /// candidate for it. Checked on strings generated from each rule's own pattern (so they
+    /// exercise every alternative and case variant), 300 per rule. Unicode case folding
+    /// (`ſ` for `s`, `K` for `k`) is the one way around a literal and is mapped back to ASCII
+    /// here: literals match ASCII case-insensitively, as the prefilter they replaced did.
+    #[test]
+    fn every_match_holds_one_of_its_rules_literals() {
+        let config = Config::default();
+        let mut runner =
+            TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+        for (i, rule) in RULES.iter().enumerate() {
+            let hir = regex_syntax::parse(&rule.pattern).unwrap();
+            let strategy = proptest::string::string_regex_parsed(&without_assertions(&hir))
+                .unwrap_or_else(|e| panic!("rule {i}: {e}"));
+            let regex = rule.regex().unwrap();
+            let mut matched = 0;
+            for _ in 0..300 {
+                let text = strategy.new_tree(&mut runner).unwrap().current();
+                let text = format!(" {text} ");
+                let text = text.replace('\u{17f}', "s").replace('\u{212a}', "K");
+                if !regex.is_match(&text) {
+                    continue;
+                }
+                matched += 1;
+                assert!(
+                    candidates(&text).contains(i),
+                    "rule {i} ({}) matches {text:?} without one of its literals",
+                    rule.pattern
+                );
+            }
+            assert!(matched > 0, "rule {i}: no generated text matched");
+        }
+    }
+
+    /// Secrets whose rule had no literal in the single prefilter list this index replaced
+    /// (`sshpass`, `NRJS-`, `ABIA`, `passphrase`, `pin`), so they were redacted only when the
+    /// text happened to hold another rule's literal.
+    #[test]
+    fn secrets_the_old_literal_list_missed_are_redacted() {
+        let text = "sshpass -p hunter2x ssh host; NRJS-abcdefghijklmnopqrstuvwxyz0123 \
+                    ABIAIOSFODNN7EXAMPLE; PASSPHRASE=c0rrect-h0rse; my pin is 4711x";
+        let out = redact(text);
+        for secret in [
+            "hunter2x",
+            "abcdefghijklmnopqrstuvwxyz0123",
+            "IOSFODNN7EXAMPLE",
+            "c0rrect-h0rse",
+            "4711x",
+        ] {
+            assert!(!out.contains(secret), "{secret} survived: {out}");
+        }
+    }
+}

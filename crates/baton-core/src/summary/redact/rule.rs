@@ -1,0 +1,105 @@
+//! One recognizer: what it needs to be present, its pattern (compiled the first time a text
+//! could match it), and the check that tells a secret from a lookalike.
+
+use super::REDACTED;
+use regex::{Captures, Match, Regex};
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// Decides whether a match (its captures, and the text it would replace) is a secret.
+pub(super) type Check = fn(&Captures<'_>, &str) -> bool;
+
+/// What every match of a rule contains, so text without it can skip the rule unsearched.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Needs {
+    /// One of these literals, matched ASCII case-insensitively (the rule's name words, its
+    /// provider prefix). A literal must not contain `[` or `]`, so that writing
+    /// [`REDACTED`] into a text can never complete one.
+    Literal(&'static [&'static str]),
+    /// The byte shapes [`super::candidates::shape_possible`] checks, for key formats with no
+    /// fixed literal (Twilio, Discord).
+    Shape,
+}
+
+/// A recognizer. The regex is compiled on first use: a process that never sees a text a
+/// rule could match never pays for compiling it (compiling all of them was a third of a
+/// short `baton compress`, issue #17).
+pub(super) struct Rule {
+    pub(super) needs: Needs,
+    pub(super) pattern: String,
+    regex: OnceLock<Option<Regex>>,
+    is_secret: Check,
+}
+
+impl Rule {
+    pub(super) fn new(needs: Needs, pattern: String, is_secret: Check) -> Self {
+        Rule {
+            needs,
+            pattern,
+            regex: OnceLock::new(),
+            is_secret,
+        }
+    }
+
+    /// The compiled pattern; `None` only for a pattern that does not compile, a bug that
+    /// `every_rule_compiles` catches and that must not become a panic in a user's session.
+    pub(super) fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| Regex::new(&self.pattern).ok())
+            .as_ref()
+    }
+
+    /// Replaces the secret part of every accepted match. The search resumes right after the
+    /// secret (or, for a rejected match, at its value), never after the whole match: a closing
+    /// quote may open the next pair, and `TOKEN_URL=https://h/?token=…` must still find the
+    /// inner `token=…`. Resuming the same way whether or not a value was already redacted is
+    /// what makes a second pass find nothing new.
+    pub(super) fn apply<'t>(&self, text: Cow<'t, str>) -> Cow<'t, str> {
+        let Some(regex) = self.regex() else {
+            return text;
+        };
+        let mut out = String::new();
+        let mut changed = false;
+        let mut copied = 0;
+        let mut pos = 0;
+        while let Some(caps) = regex.captures_at(&text, pos) {
+            let Some(whole) = caps.get(0) else { break };
+            let span = secret_span(&caps).unwrap_or(whole);
+            if (self.is_secret)(&caps, span.as_str()) {
+                out.push_str(&text[copied..span.start()]);
+                out.push_str(REDACTED);
+                copied = span.end();
+                changed = true;
+                pos = span.end().max(next_char(&text, whole.start()));
+            } else if span.start() > whole.start() {
+                pos = span.start();
+            } else {
+                pos = next_char(&text, whole.start());
+            }
+            if pos >= text.len() {
+                break;
+            }
+        }
+        if !changed {
+            return text;
+        }
+        out.push_str(&text[copied..]);
+        Cow::Owned(out)
+    }
+}
+
+/// The part of a match to replace: the `secret` group, else the inside of a quoted value,
+/// else (when `None`) the whole match.
+fn secret_span<'t>(caps: &Captures<'t>) -> Option<Match<'t>> {
+    caps.name("secret")
+        .or_else(|| caps.name("dq"))
+        .or_else(|| caps.name("sq"))
+        .or_else(|| caps.name("eq"))
+}
+
+fn next_char(text: &str, at: usize) -> usize {
+    text[at..]
+        .chars()
+        .next()
+        .map_or(text.len(), |c| at + c.len_utf8())
+}
