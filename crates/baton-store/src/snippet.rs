@@ -73,28 +73,38 @@ fn render_value(v: &Value) -> String {
 }
 
 /// A window of `ctx` characters either side of the char range `range`,
-/// with the match marked `>>>`/`<<<`. Works on chars, never splits one.
+/// with the match marked `>>>`/`<<<`. Works on chars, never splits one. Reads `hay` only up
+/// to the window's end: a hit's text can be a 64 KiB tool output.
 pub fn window_snippet(hay: &str, range: (usize, usize), ctx: usize) -> String {
-    let chars: Vec<char> = hay
-        .chars()
-        .map(|c| if c.is_whitespace() { ' ' } else { c })
-        .collect();
     let (ms, me) = range;
     let start = ms.saturating_sub(ctx);
-    let end = (me + ctx).min(chars.len());
+    let end = me + ctx;
+    let marked = me > ms;
     let mut s = String::new();
     if start > 0 {
         s.push_str("...");
     }
-    s.extend(&chars[start..ms]);
-    if me > ms {
-        s.push_str(">>>");
-        s.extend(&chars[ms..me]);
-        s.push_str("<<<");
-    }
-    s.extend(&chars[me..end]);
-    if end < chars.len() {
-        s.push_str("...");
+    let mut chars = hay
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .skip(start);
+    for i in start.. {
+        if marked && i == ms {
+            s.push_str(">>>");
+        }
+        if marked && i == me {
+            s.push_str("<<<");
+        }
+        if i >= end {
+            if chars.next().is_some() {
+                s.push_str("...");
+            }
+            break;
+        }
+        match chars.next() {
+            Some(c) => s.push(c),
+            None => break,
+        }
     }
     s.trim().to_string()
 }
@@ -116,6 +126,56 @@ mod tests {
             "[terminal]",
             "a tool result names its tool"
         );
+    }
+
+    /// The windowing as it was written first, over the whole text as chars.
+    fn window_over_all_chars(hay: &str, range: (usize, usize), ctx: usize) -> String {
+        let chars: Vec<char> = hay
+            .chars()
+            .map(|c| if c.is_whitespace() { ' ' } else { c })
+            .collect();
+        let (ms, me) = range;
+        let start = ms.saturating_sub(ctx);
+        let end = (me + ctx).min(chars.len());
+        let mut s = String::new();
+        if start > 0 {
+            s.push_str("...");
+        }
+        s.extend(&chars[start..ms]);
+        if me > ms {
+            s.push_str(">>>");
+            s.extend(&chars[ms..me]);
+            s.push_str("<<<");
+        }
+        s.extend(&chars[me..end]);
+        if end < chars.len() {
+            s.push_str("...");
+        }
+        s.trim().to_string()
+    }
+
+    #[test]
+    fn the_window_reads_as_one_over_all_chars_would() {
+        let texts = [
+            String::new(),
+            "short".to_string(),
+            "tab\there\nand 数据 there ".repeat(9),
+            "x".repeat(300),
+        ];
+        for hay in &texts {
+            let len = hay.chars().count();
+            for ctx in [0, 1, 5, 40, 500] {
+                for ms in [0, 1.min(len), len / 2, len.saturating_sub(3), len] {
+                    for me in [ms, (ms + 1).min(len), (ms + 4).min(len), len] {
+                        assert_eq!(
+                            window_snippet(hay, (ms, me), ctx),
+                            window_over_all_chars(hay, (ms, me), ctx),
+                            "{hay:?} {ms}..{me} ctx {ctx}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
