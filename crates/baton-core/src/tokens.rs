@@ -59,6 +59,11 @@ pub trait TokenCounter: Send + Sync {
     }
 }
 
+/// The longest token of the byte-level BPEs counted here (o200k, cl100k), in bytes: a text
+/// counts at least its UTF-8 length over this many tokens. `longest_tokens_are_128_bytes`
+/// reads both tables.
+pub const MAX_TOKEN_BYTES: usize = 128;
+
 /// An upper bound of every byte-level BPE count (o200k, cl100k): a text's UTF-8 length, since
 /// each BPE token covers at least one byte. Counts nothing and costs a length read, so a whole
 /// record can be proven under a token target without running the tokenizer.
@@ -651,6 +656,21 @@ mod tests {
     use super::*;
     use crate::message::ToolCall;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// [`MAX_TOKEN_BYTES`] bounds every token of both tables, special tokens included.
+    #[test]
+    fn longest_tokens_are_128_bytes() {
+        for (name, bpe, ranks) in [
+            ("o200k", tiktoken_rs::o200k_base().unwrap(), 200_019),
+            ("cl100k", tiktoken_rs::cl100k_base().unwrap(), 100_300),
+        ] {
+            let longest = (0..ranks)
+                .filter_map(|r| bpe.decode_bytes(&[r]).ok())
+                .map(|b| b.len())
+                .max();
+            assert_eq!(longest, Some(MAX_TOKEN_BYTES), "{name}");
+        }
+    }
 
     #[test]
     fn long_runs_are_cut_into_bounded_chunks_that_cover_the_text() {

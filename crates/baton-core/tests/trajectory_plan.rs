@@ -268,3 +268,30 @@ async fn compressed_openai_record_gets_a_user_summary_and_keeps_valid_pairs() {
         "turn fields are kept"
     );
 }
+
+/// A long trajectory is cut without counting the middle of its span: its row says so, the
+/// compressed figure is a count of what was written, the original one an upper bound of the
+/// exact total, and the output is the one planning with every count gives.
+#[tokio::test]
+async fn a_long_span_is_summarized_without_counting_its_middle() {
+    let input = openai_record(40);
+    let done = compressor(2_000)
+        .compress_line(1, input.to_string().into_bytes())
+        .await
+        .unwrap();
+    assert_eq!(done.metrics.action, Action::Compressed);
+    assert!(done.metrics.span_not_counted, "{:?}", done.metrics);
+    let record = Record::parse(input.to_string().as_bytes()).unwrap();
+    let exact = counts(&record.conversation.messages);
+    let total: usize = exact.iter().sum();
+    assert!(done.metrics.original_tokens >= total);
+    let out = Record::parse(done.output.as_deref().unwrap()).unwrap();
+    let written: usize = counts(&out.conversation.messages).iter().sum();
+    assert_eq!(done.metrics.compressed_tokens, written);
+    let Plan::Summarize { start, end, .. } =
+        plan(&record.conversation.messages, &exact, &config(2_000))
+    else {
+        panic!("the full plan summarizes too")
+    };
+    assert_eq!(done.metrics.summarized_range, Some([start, end]));
+}

@@ -216,6 +216,12 @@ fn ctrl_c_stops_a_running_tool_and_the_turn_ends_interrupted() {
     tui.wait_for_prompt(1);
     tui.submit("wait a while");
     tui.wait_for_status("running terminal sleep 30");
+    // The status is drawn as the tool starts its command. During a turn Ctrl-C is a SIGINT to
+    // the terminal's foreground group, which a command still being spawned belongs to (it
+    // moves to its own group just before exec, with the signal held pending): on a loaded
+    // machine it then died of that SIGINT and reported "killed by a signal" instead of being
+    // stopped as interrupted. Give the spawn time to finish first.
+    std::thread::sleep(Duration::from_millis(300));
     let started = std::time::Instant::now();
     tui.keys("\x03");
     let screen = tui.wait_for("interrupted — the session is kept");

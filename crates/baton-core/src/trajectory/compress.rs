@@ -12,9 +12,9 @@ use crate::summary::prompt::{bound_input, serialize_turns};
 use crate::summary::redact::{redact, redact_owned_message};
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
-use crate::tokens::{TokenCounter, Utf8Bound};
+use crate::tokens::{MAX_TOKEN_BYTES, TokenCounter, Utf8Bound};
 use crate::trajectory::metrics::{Action, OverLimitReason, TrajectoryMetrics, ratio};
-use crate::trajectory::plan::{Plan, PlanConfig, plan};
+use crate::trajectory::plan::{Cut, PlanConfig, cut};
 use crate::trajectory::record::{Record, RecordError};
 use std::sync::Arc;
 
@@ -83,7 +83,8 @@ pub struct SummaryJob {
     line: u64,
     original: Vec<u8>,
     record: Record,
-    counts: Vec<usize>,
+    /// Each turn's tokens; `None` for turns inside the span the plan did not need.
+    counts: Vec<Option<usize>>,
     start: usize,
     end: usize,
     /// Bounded, redacted copies of the span's turns: what summarizers read (owned: a job
@@ -188,33 +189,49 @@ impl TrajectoryCompressor {
                 },
             }));
         }
-        let counts: Vec<usize> = messages
-            .iter()
-            .map(|m| self.counter.count_message(m))
-            .collect();
-        let total: usize = counts.iter().sum();
-        let unchanged = |blocked: Option<OverLimitReason>| TrajectoryMetrics {
-            skipped_under_target: blocked.is_none(),
-            still_over_limit: blocked.is_some(),
-            over_limit_reason: blocked,
-            ..TrajectoryMetrics::unchanged(line, record.id(), record.format, messages.len(), total)
-        };
-        let (start, end) = match plan(messages, &counts, &self.config.plan) {
-            Plan::UnderTarget => {
-                let metrics = unchanged(None);
+        // Counts are taken as the plan asks for them: with a BPE counter, the turns deep
+        // inside a long span are never counted (issue #17). A rough count is cheap: all of it.
+        let mut counts: Vec<Option<usize>> = vec![None; messages.len()];
+        let mut count =
+            |i: usize| *counts[i].get_or_insert_with(|| self.counter.count_message(&messages[i]));
+        if !self.counter.is_exact() {
+            (0..messages.len()).for_each(|i| {
+                count(i);
+            });
+        }
+        let decided = cut(messages, &mut count, &self.config.plan);
+        let (start, end) = match decided {
+            Cut::Summarize { start, end } => {
+                // What the output keeps is counted: the head and the turns after the span.
+                (0..start).chain(end..messages.len()).for_each(|i| {
+                    count(i);
+                });
+                (start, end)
+            }
+            Cut::UnderTarget | Cut::Blocked(_) => {
+                // Written back unchanged; its row reports the exact total.
+                let total: usize = (0..messages.len()).map(count).sum();
+                let blocked = match decided {
+                    Cut::Blocked(why) => Some(why.into()),
+                    _ => None,
+                };
+                let metrics = TrajectoryMetrics {
+                    skipped_under_target: blocked.is_none(),
+                    still_over_limit: blocked.is_some(),
+                    over_limit_reason: blocked,
+                    ..TrajectoryMetrics::unchanged(
+                        line,
+                        record.id(),
+                        record.format,
+                        messages.len(),
+                        total,
+                    )
+                };
                 return Ok(Prepared::Done(Done {
                     output: Some(bytes),
                     metrics,
                 }));
             }
-            Plan::Blocked(why) => {
-                let metrics = unchanged(Some(why.into()));
-                return Ok(Prepared::Done(Done {
-                    output: Some(bytes),
-                    metrics,
-                }));
-            }
-            Plan::Summarize { start, end, .. } => (start, end),
         };
         let views: Vec<Message> = messages[start..end]
             .iter()
@@ -270,10 +287,12 @@ impl TrajectoryCompressor {
             end,
             ..
         } = job;
-        let original_tokens: usize = counts.iter().sum();
         let original_turns = counts.len();
+        let known =
+            |range: std::ops::Range<usize>| -> usize { counts[range].iter().flatten().sum() };
         let mut head: Vec<Message> = record.conversation.messages[..start].to_vec();
-        let mut head_tokens: usize = counts[..start].iter().sum();
+        let original_head = known(0..start);
+        let mut head_tokens = original_head;
         if let Some(notice) = &self.config.summary_notice
             && let Some(system) = head.iter_mut().find(|m| m.role.is_instruction())
         {
@@ -283,8 +302,14 @@ impl TrajectoryCompressor {
         }
         let summary = Message::new(Role::User, Some(Content::Text(text)));
         let summary_tokens = self.counter.count_message(&summary);
+        let tail_tokens = known(end..counts.len());
+        let span_tokens = self.span_tokens(
+            &counts[start..end],
+            &record.conversation.messages[start..end],
+            (head_tokens + summary_tokens).saturating_sub(original_head),
+        );
         let tail = record.conversation.messages.split_off(end);
-        let tail_tokens: usize = counts[end..].iter().sum();
+        let original_tokens = original_head + span_tokens.tokens + tail_tokens;
         let compressed_tokens = head_tokens + summary_tokens + tail_tokens;
         let target = self.config.plan.target_max_tokens;
         let base = TrajectoryMetrics {
@@ -307,6 +332,7 @@ impl TrajectoryCompressor {
             summarizer_error: failure,
             error: None,
             tokens_bound: false,
+            span_not_counted: !span_tokens.exact,
         };
         if compressed_tokens >= original_tokens {
             return Done {
@@ -345,6 +371,48 @@ impl TrajectoryCompressor {
         }
     }
 
+    /// The span's tokens for the record's row. Turns the plan did not count are bounded by
+    /// their UTF-8 length; they are counted after all only when that cannot settle whether the
+    /// summary (with the head's notice, `replacement` tokens more than the head had) is smaller
+    /// than the span, which decides what is written.
+    fn span_tokens(
+        &self,
+        counts: &[Option<usize>],
+        span: &[Message],
+        replacement: usize,
+    ) -> SpanTokens {
+        if counts.iter().all(Option::is_some) {
+            return SpanTokens {
+                tokens: counts.iter().flatten().sum(),
+                exact: true,
+            };
+        }
+        let bounds = || {
+            counts
+                .iter()
+                .zip(span)
+                .map(|(c, m)| c.map_or_else(|| (Utf8Bound.count_message(m), false), |c| (c, true)))
+        };
+        // Every BPE token covers at most MAX_TOKEN_BYTES bytes.
+        let lower: usize = bounds()
+            .map(|(n, exact)| if exact { n } else { n / MAX_TOKEN_BYTES })
+            .sum();
+        if lower > replacement {
+            return SpanTokens {
+                tokens: bounds().map(|(n, _)| n).sum(),
+                exact: false,
+            };
+        }
+        SpanTokens {
+            tokens: counts
+                .iter()
+                .zip(span)
+                .map(|(c, m)| c.unwrap_or_else(|| self.counter.count_message(m)))
+                .sum(),
+            exact: true,
+        }
+    }
+
     /// The summary turn's text: tag, redacted body, cut to the cap.
     fn summary_text(&self, body: &str) -> String {
         let body = redact(body.trim());
@@ -353,6 +421,12 @@ impl TrajectoryCompressor {
         let body = clip_to_tokens(body, cap, self.counter);
         format!("{SUMMARY_TAG} {body}")
     }
+}
+
+/// A span's tokens: counted, or (not `exact`) an upper bound.
+struct SpanTokens {
+    tokens: usize,
+    exact: bool,
 }
 
 /// The prompt for summarizers that read one (exec, LLM).

@@ -66,6 +66,11 @@ pub struct TrajectoryMetrics {
     /// copied through without running the tokenizer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tokens_bound: bool,
+    /// `original_tokens` is an upper bound (`compressed_tokens` is a count): turns inside the
+    /// summarized span, far from its cut, were not counted, since neither the cut nor the
+    /// output depends on them. Each is bounded by its UTF-8 length.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub span_not_counted: bool,
     pub original_turns: usize,
     pub compressed_turns: usize,
     /// Turns replaced by the summary (0 when nothing was summarized).
@@ -110,6 +115,7 @@ impl TrajectoryMetrics {
             summarizer_error: None,
             error: Some(error),
             tokens_bound: false,
+            span_not_counted: false,
         }
     }
 
@@ -140,6 +146,7 @@ impl TrajectoryMetrics {
             summarizer_error: None,
             error: None,
             tokens_bound: false,
+            span_not_counted: false,
         }
     }
 
@@ -172,6 +179,10 @@ pub struct Aggregate {
     /// Records copied through as provably under the target by their byte length, without
     /// being counted; their tokens are not in `tokens_before` / `tokens_after`.
     pub not_counted: u64,
+    /// Compressed records whose summarized span was not counted in full
+    /// ([`TrajectoryMetrics::span_not_counted`]); their tokens are not in `tokens_before` /
+    /// `tokens_after`, nor their ratios in the ratio statistics.
+    pub span_not_counted: u64,
     /// Tokens of the counted records (exact with a BPE counter).
     pub tokens_before: u64,
     pub tokens_after: u64,
@@ -196,6 +207,7 @@ impl Default for Aggregate {
             over_limit_reasons: BTreeMap::new(),
             summarizer_failures: 0,
             not_counted: 0,
+            span_not_counted: 0,
             tokens_before: 0,
             tokens_after: 0,
             turns_before: 0,
@@ -210,6 +222,10 @@ impl Aggregate {
     pub fn add(&mut self, m: &TrajectoryMetrics) {
         self.records += 1;
         match m.action {
+            Action::Compressed if m.span_not_counted => {
+                self.compressed += 1;
+                self.span_not_counted += 1;
+            }
             Action::Compressed => {
                 self.compressed += 1;
                 self.ratio_sum += m.compression_ratio;
@@ -231,7 +247,7 @@ impl Aggregate {
         self.summarizer_failures += u64::from(m.summarizer_failed);
         if m.tokens_bound {
             self.not_counted += 1;
-        } else {
+        } else if !m.span_not_counted {
             self.tokens_before += m.original_tokens as u64;
             self.tokens_after += m.compressed_tokens as u64;
         }
@@ -243,21 +259,26 @@ impl Aggregate {
         self.tokens_before.saturating_sub(self.tokens_after)
     }
 
+    /// Compressed records whose ratio is exact (in the ratio statistics).
+    fn ratios(&self) -> u64 {
+        self.compressed - self.span_not_counted
+    }
+
     /// Mean ratio over compressed records; 1.0 when none was compressed.
     pub fn mean_ratio(&self) -> f64 {
-        if self.compressed == 0 {
+        if self.ratios() == 0 {
             1.0
         } else {
-            self.ratio_sum / self.compressed as f64
+            self.ratio_sum / self.ratios() as f64
         }
     }
 
     /// The `p`-th percentile (0-100) of ratios over compressed records, to 0.001.
     pub fn ratio_percentile(&self, p: f64) -> Option<f64> {
-        if self.compressed == 0 {
+        if self.ratios() == 0 {
             return None;
         }
-        let rank = ((p / 100.0) * self.compressed as f64).ceil().max(1.0) as u64;
+        let rank = ((p / 100.0) * self.ratios() as f64).ceil().max(1.0) as u64;
         let mut seen = 0;
         for (i, &n) in self.ratio_histogram.iter().enumerate() {
             seen += n;
@@ -293,6 +314,7 @@ impl Aggregate {
                 "malformed_skipped": self.malformed_skipped,
                 "summarizer_failures": self.summarizer_failures,
                 "not_counted_under_byte_bound": self.not_counted,
+                "span_not_counted": self.span_not_counted,
             },
             "tokens": {
                 "before": self.tokens_before,
@@ -359,6 +381,14 @@ impl Aggregate {
                 group_digits(self.not_counted)
             ));
         }
+        if self.span_not_counted > 0 {
+            out.push_str(&format!(
+                "\nspan not counted: {} compressed records whose summarized turns far from the \
+                 cut were not counted (the cut does not depend on them; their tokens and ratios \
+                 are not in the figures above)",
+                group_digits(self.span_not_counted)
+            ));
+        }
         if self.summarizer_failures > 0 {
             out.push_str(&format!(
                 "\nsummarizer failures (extractive summary used instead): {}",
@@ -390,6 +420,32 @@ fn describe_reason(r: OverLimitReason) -> &'static str {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// A row whose original figure is a bound stays out of the token totals and the ratios,
+    /// and is counted apart.
+    #[test]
+    fn rows_with_an_uncounted_span_are_kept_out_of_totals_and_ratios() {
+        let mut agg = Aggregate::default();
+        for (ratio, bounded) in [(0.5, false), (0.1, true)] {
+            let mut m = TrajectoryMetrics::malformed(1, Action::Compressed, String::new());
+            m.error = None;
+            m.original_tokens = 1_000;
+            m.compressed_tokens = (1_000.0 * ratio) as usize;
+            m.compression_ratio = ratio;
+            m.span_not_counted = bounded;
+            agg.add(&m);
+        }
+        assert_eq!((agg.compressed, agg.span_not_counted), (2, 1));
+        assert_eq!((agg.tokens_before, agg.tokens_after), (1_000, 500));
+        assert_eq!(agg.mean_ratio(), 0.5);
+        assert_eq!(agg.ratio_percentile(99.0), Some(0.5));
+        assert!(
+            agg.to_text().contains("span not counted: 1"),
+            "{}",
+            agg.to_text()
+        );
+        assert_eq!(agg.to_json()["records"]["span_not_counted"], 1);
+    }
 
     #[test]
     fn percentiles_come_from_the_histogram() {
