@@ -222,6 +222,11 @@ pub fn find_match(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usi
     if needle.is_ascii() && !folds_to_ascii_from_beyond(hay) {
         return find_ascii_match(hay, needle, bounded);
     }
+    find_by_folding(hay, needle, bounded)
+}
+
+/// [`find_match`] by folding every char of `hay`: what any needle in any text needs.
+fn find_by_folding(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usize, usize)> {
     let n: Vec<char> = needle.chars().map(fold).collect();
     if n.is_empty() {
         return None;
@@ -326,17 +331,6 @@ pub fn count_occurrences(hay: &str, needle: &str) -> usize {
 mod unit {
     use super::*;
 
-    /// [`find_match`] without its ASCII path: every char folded.
-    fn by_folding(hay: &str, needle: &str, bounded: Option<bool>) -> Option<(usize, usize)> {
-        let n: Vec<char> = needle.chars().map(fold).collect();
-        if n.is_empty() {
-            return None;
-        }
-        matches(hay, &n)
-            .find(|(_, before, after)| accepts(bounded, before.as_ref(), after.as_ref()))
-            .map(|(i, _, _)| (i, i + n.len()))
-    }
-
     #[test]
     fn the_ascii_path_finds_what_folding_every_char_finds() {
         let hays = [
@@ -356,7 +350,7 @@ mod unit {
                 for bounded in [None, Some(false), Some(true)] {
                     assert_eq!(
                         find_match(hay, needle, bounded),
-                        by_folding(hay, needle, bounded),
+                        find_by_folding(hay, needle, bounded),
                         "{needle:?} in {hay:?}, {bounded:?}"
                     );
                 }
