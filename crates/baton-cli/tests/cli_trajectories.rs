@@ -373,3 +373,57 @@ fn sigint_leaves_complete_records_and_resume_finishes_exactly() {
             .all(|(i, r)| r["line"] == i as u64 + 1)
     );
 }
+
+/// `--exact-counts` counts what the default leaves out (a record under the target by its byte
+/// length, the middle of a long span): the same output, and totals that cover every record.
+#[test]
+fn exact_counts_cover_every_record_and_change_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = vec![
+        json!({"role": "system", "content": "sys"}),
+        json!({"role": "user", "content": "the long task"}),
+    ];
+    for r in 0..60 {
+        messages.push(json!({"role": "assistant", "content": format!("step {r}")}));
+        let body: String = (0..120).map(|k| format!("w{r}_{k} ")).collect();
+        messages.push(json!({"role": "user", "content": body}));
+    }
+    let long = json!({"id": "long", "messages": messages});
+    let short = json!({"id": "short", "messages": [{"role": "user", "content": "hi"}]});
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, format!("{long}\n{short}\n")).unwrap();
+    let run = |name: &str, extra: &[&str]| -> (Vec<u8>, Value) {
+        let out = dir.path().join(format!("{name}.jsonl"));
+        let summary = dir.path().join(format!("{name}.json"));
+        baton()
+            .args(["trajectories", "compress"])
+            .arg(&input)
+            .arg("-o")
+            .arg(&out)
+            .args([
+                "--target-max-tokens",
+                "3000",
+                "--summary-target-tokens",
+                "200",
+            ])
+            .arg("--summary-json")
+            .arg(&summary)
+            .args(extra)
+            .assert()
+            .success();
+        let summary = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+        (std::fs::read(out).unwrap(), summary)
+    };
+    let (default_out, default) = run("default", &[]);
+    let (exact_out, exact) = run("exact", &["--exact-counts"]);
+    assert_eq!(default_out, exact_out);
+    assert_eq!(default["records"]["not_counted_under_byte_bound"], 1);
+    assert_eq!(default["records"]["span_not_counted"], 1);
+    assert_eq!(exact["records"]["not_counted_under_byte_bound"], 0);
+    assert_eq!(exact["records"]["span_not_counted"], 0);
+    assert_eq!(exact["records"]["compressed"], 1);
+    assert!(
+        exact["tokens"]["before"].as_u64() > default["tokens"]["before"].as_u64(),
+        "{exact} against {default}"
+    );
+}

@@ -131,6 +131,12 @@ pub struct CompressTrajectoriesArgs {
     /// Do not append the note about summarized turns to the system turn.
     #[arg(long)]
     pub no_summary_notice: bool,
+
+    /// Count every turn of every record, so the metrics and the summary's totals cover every
+    /// record. By default a record under the target by its byte length, and the middle of a
+    /// long summarized span, are not counted (the output is the same either way).
+    #[arg(long)]
+    pub exact_counts: bool,
 }
 
 fn parse_encoding(s: &str) -> Result<Encoding, String> {
@@ -205,6 +211,7 @@ fn compress(args: &CompressTrajectoriesArgs, settings: &Settings) -> Result<(), 
             protect_last_n: args.protect_last,
         },
         summary_notice: (!args.no_summary_notice).then(|| DEFAULT_SUMMARY_NOTICE.to_string()),
+        exact_counts: args.exact_counts,
     };
     let compressor = TrajectoryCompressor::new(config, args.encoding.counter(), summarizer);
     let pipeline = Pipeline::new(

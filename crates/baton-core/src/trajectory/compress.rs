@@ -42,6 +42,9 @@ pub struct TrajectoryConfig {
     /// Appended to the first system turn of the head of every compressed trajectory; `None`
     /// leaves the system turn untouched.
     pub summary_notice: Option<String>,
+    /// Count every turn of every record, so every metrics row and total is a count: no record
+    /// is passed as under the target by its byte length, and no span's middle goes uncounted.
+    pub exact_counts: bool,
 }
 
 impl Default for TrajectoryConfig {
@@ -49,6 +52,7 @@ impl Default for TrajectoryConfig {
         TrajectoryConfig {
             plan: PlanConfig::default(),
             summary_notice: Some(DEFAULT_SUMMARY_NOTICE.to_string()),
+            exact_counts: false,
         }
     }
 }
@@ -159,7 +163,7 @@ impl TrajectoryCompressor {
     /// which was most of a pass over a dataset of mostly short records. `None` when it must
     /// be counted (a rough counter is cheap, so it always counts).
     fn provably_under_target(&self, messages: &[Message]) -> Option<usize> {
-        if !self.counter.is_exact() {
+        if !self.counter.is_exact() || self.config.exact_counts {
             return None;
         }
         let bound: usize = messages.iter().map(|m| Utf8Bound.count_message(m)).sum();
@@ -190,11 +194,12 @@ impl TrajectoryCompressor {
             }));
         }
         // Counts are taken as the plan asks for them: with a BPE counter, the turns deep
-        // inside a long span are never counted (issue #17). A rough count is cheap: all of it.
+        // inside a long span are never counted (issue #17). A rough count is cheap: all of it;
+        // and all of it when the user asked for exact figures.
         let mut counts: Vec<Option<usize>> = vec![None; messages.len()];
         let mut count =
             |i: usize| *counts[i].get_or_insert_with(|| self.counter.count_message(&messages[i]));
-        if !self.counter.is_exact() {
+        if !self.counter.is_exact() || self.config.exact_counts {
             (0..messages.len()).for_each(|i| {
                 count(i);
             });
