@@ -139,8 +139,8 @@ pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, Lo
     // holding its text (`compress` of a large conversation then holds it once); any other
     // file, and any error, is read whole below, which decides and reports as before.
     if forced.is_none()
+        && std::fs::metadata(path).is_ok_and(|m| m.len() > READ_WHOLE_UP_TO)
         && let Ok(file) = std::fs::File::open(path)
-        && file.metadata().is_ok_and(|m| m.len() > READ_WHOLE_UP_TO)
         && let Some(document) =
             super::typed::document_from_reader(std::io::BufReader::with_capacity(1 << 20, file))
     {

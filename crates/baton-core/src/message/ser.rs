@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         const KNOWN: [&str; 5] = ["role", "content", "tool_calls", "tool_call_id", "name"];
-        if reuses_a_key(&[&self.reasoning, &self.extra], &KNOWN) {
+        if reuses_a_key(&self.reasoning, &self.extra, &KNOWN) {
             return self.to_value().serialize(serializer);
         }
         let mut map = serializer.serialize_map(None)?;
@@ -56,8 +56,8 @@ impl Serialize for Content {
 
 impl Serialize for ToolCall {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if reuses_a_key(&[&self.extra], &["id", "type", "function"])
-            || reuses_a_key(&[&self.function.extra], &["name", "arguments"])
+        if reuses_a_key(&self.extra, &Fields::new(), &["id", "type", "function"])
+            || reuses_a_key(&self.function.extra, &Fields::new(), &["name", "arguments"])
         {
             return self.to_value().serialize(serializer);
         }
@@ -90,19 +90,14 @@ impl Serialize for FunctionJson<'_> {
     }
 }
 
-/// Whether the maps, written one after another after the `known` keys, would repeat a key.
+/// Whether `first` then `then`, written after the `known` keys, would repeat a key. A map
+/// holds each key once, so only the known keys and keys shared by the two maps can repeat.
 /// Almost always false at once: the maps are nearly always empty.
-fn reuses_a_key(maps: &[&Fields], known: &[&str]) -> bool {
-    let mut seen: Vec<&str> = Vec::new();
-    for map in maps {
-        for key in map.keys() {
-            if known.contains(&key.as_str()) || seen.contains(&key.as_str()) {
-                return true;
-            }
-            seen.push(key);
-        }
-    }
-    false
+fn reuses_a_key(first: &Fields, then: &Fields, known: &[&str]) -> bool {
+    first
+        .keys()
+        .any(|k| known.contains(&k.as_str()) || then.contains_key(k))
+        || then.keys().any(|k| known.contains(&k.as_str()))
 }
 
 #[cfg(test)]

@@ -386,26 +386,26 @@ impl TrajectoryCompressor {
         span: &[Message],
         replacement: usize,
     ) -> SpanTokens {
-        if counts.iter().all(Option::is_some) {
-            return SpanTokens {
-                tokens: counts.iter().flatten().sum(),
-                exact: true,
-            };
+        // Uncounted turns: at most their UTF-8 length, at least that over the longest token.
+        let (mut lower, mut upper, mut exact) = (0, 0, true);
+        for (count, m) in counts.iter().zip(span) {
+            match count {
+                Some(n) => {
+                    lower += n;
+                    upper += n;
+                }
+                None => {
+                    let bound = Utf8Bound.count_message(m);
+                    lower += bound / MAX_TOKEN_BYTES;
+                    upper += bound;
+                    exact = false;
+                }
+            }
         }
-        let bounds = || {
-            counts
-                .iter()
-                .zip(span)
-                .map(|(c, m)| c.map_or_else(|| (Utf8Bound.count_message(m), false), |c| (c, true)))
-        };
-        // Every BPE token covers at most MAX_TOKEN_BYTES bytes.
-        let lower: usize = bounds()
-            .map(|(n, exact)| if exact { n } else { n / MAX_TOKEN_BYTES })
-            .sum();
-        if lower > replacement {
+        if exact || lower > replacement {
             return SpanTokens {
-                tokens: bounds().map(|(n, _)| n).sum(),
-                exact: false,
+                tokens: upper,
+                exact,
             };
         }
         SpanTokens {
