@@ -63,8 +63,16 @@ fn slash_memory_shows_adds_and_removes_entries_on_disk() {
     assert!(screen.contains("1 Prefers short answers"), "{screen}");
     tui.wait_for_prompt(4);
     tui.submit("/memory remove xtask dist");
+    // The prompt count also grows with the editor's redraws, so it can be reached before the
+    // command has run (seen once on a loaded CI machine): wait for the file itself.
+    let memory = h.path().join("memories").join("MEMORY.md");
+    tui.wait_until("MEMORY.md without the removed entry", |_| {
+        !std::fs::read_to_string(&memory)
+            .unwrap_or_default()
+            .contains("cargo xtask dist")
+    });
     tui.wait_for_prompt(5);
-    let file = std::fs::read_to_string(h.path().join("memories").join("MEMORY.md")).unwrap();
+    let file = std::fs::read_to_string(&memory).unwrap();
     assert!(!file.contains("cargo xtask dist"), "{file}");
     tui.submit("/memory forget it");
     tui.wait_for("expected show, add TEXT");
