@@ -13,7 +13,9 @@
 //! provider reported and what we estimated; [`RunningCount`] keeps per-message counts so that
 //! re-estimating a conversation after one new message costs one message, not the history.
 
+mod byte_pair;
 mod o200k_pieces;
+mod o200k_ranks;
 
 use crate::conversation::Conversation;
 use crate::message::{Content, ContentPart, Message, PartKind};
@@ -215,7 +217,11 @@ fn dense_astral_chars(text: &str) -> usize {
 
 /// Exact BPE counts for one of the OpenAI encodings.
 ///
-/// Each thread counts with its own `CoreBPE`, built on the thread's first count. A shared
+/// o200k_base is counted by Baton's own pre-tokenizer and merge over an embedded rank table
+/// (`tokens/o200k_pieces.rs`, `byte_pair.rs`, `o200k_ranks.rs`): one table per process,
+/// loaded in milliseconds, shared by every thread. cl100k_base goes through tiktoken-rs.
+///
+/// For cl100k, each thread counts with its own `CoreBPE`, built on the thread's first count. A shared
 /// `CoreBPE` does not scale: it keeps "per-thread" clones of its pretokenizer regex, but
 /// cloning a `fancy_regex::Regex` shares the compiled program and with it one pool of match
 /// scratch space and DFA caches. Only the first thread to use that pool gets its lock-free
@@ -273,13 +279,13 @@ impl TokenCounter for BpeCounter {
         if text.is_empty() {
             return 0;
         }
-        // `count_ordinary` treats `<|endoftext|>` in user text as text, as the API does.
+        // Special tokens' texts (`<|endoftext|>`) in user text count as text, as the API
+        // counts them: `count_ordinary`, and o200k's merge knows no special tokens.
         let mut total = 0;
         for_each_bpe_chunk(text, |chunk| {
-            let tiktoken = |t: &str| self.with_bpe(|bpe| bpe.count_ordinary(t));
             total += match self.0 {
-                Encoding::O200k => o200k_pieces::count(chunk, tiktoken),
-                _ => tiktoken(chunk),
+                Encoding::O200k => o200k_pieces::count(chunk),
+                _ => self.with_bpe(|bpe| bpe.count_ordinary(chunk)),
             };
         });
         total

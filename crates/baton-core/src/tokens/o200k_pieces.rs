@@ -7,8 +7,8 @@
 //! [`piece_end`] once each character is put in one of seven classes ([`Class`]). The classes
 //! come from the `regex` crate's own Unicode tables (the same `regex-syntax` tiktoken's engine
 //! uses), so a character is classed exactly as the pattern classes it; ASCII is classed by
-//! a `match`, other characters once per thread. Pieces of 100+ bytes (long whitespace runs)
-//! go to tiktoken, whose merge switches to a heap there. Counts are tested identical to
+//! a `match`, other characters once per thread. The pieces are merged by [`super::byte_pair`]
+//! with the embedded rank table ([`super::o200k_ranks`]). Counts are tested identical to
 //! tiktoken's (`baton-core/tests/o200k_exact.rs`: generated text over every class, and all
 //! strings of the shared corpus).
 //!
@@ -24,47 +24,16 @@
 //! 7. \s+
 //! ```
 
+use super::byte_pair::{self, LONG_PIECE};
+use super::o200k_ranks::Ranks;
 use regex::Regex;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::sync::OnceLock;
-use tiktoken_rs::Rank;
 
-/// Pieces this long or longer go to tiktoken: `byte_pair_split` merges in quadratic time,
-/// tiktoken's own encoder switches to a heap from 100 bytes.
-const LONGEST_PIECE: usize = 100;
-
-/// One past the highest o200k_base rank (special tokens included; gaps decode to errors).
-const RANK_END: Rank = 200_019;
-
-/// o200k_base's ranks by token bytes, read back from tiktoken's tables once per process
-/// (~200,000 decodes of a `CoreBPE` built for the purpose and dropped, so its tables are not
-/// kept beside the counting threads' own). Special tokens' texts are among the keys,
-/// harmlessly: no piece the pattern yields holds `<|` and a letter together. `None` if the
-/// tables failed to load (never for the built-in ones): tiktoken counts everything then.
-fn ranks() -> Option<&'static FxHashMap<Vec<u8>, Rank>> {
-    static RANKS: OnceLock<Option<FxHashMap<Vec<u8>, Rank>>> = OnceLock::new();
-    RANKS
-        .get_or_init(|| {
-            let bpe = tiktoken_rs::o200k_base().ok()?;
-            let mut ranks = FxHashMap::default();
-            ranks.reserve(RANK_END as usize);
-            for rank in 0..RANK_END {
-                if let Ok(bytes) = bpe.decode_bytes(&[rank]) {
-                    ranks.insert(bytes, rank);
-                }
-            }
-            Some(ranks)
-        })
-        .as_ref()
-}
-
-/// o200k_base's token count of `text`, with `tiktoken` counting any piece of 100+ bytes
-/// (and everything, should the tables fail to load).
-pub(super) fn count(text: &str, mut tiktoken: impl FnMut(&str) -> usize) -> usize {
-    let Some(ranks) = ranks() else {
-        return tiktoken(text);
-    };
+/// o200k_base's token count of `text`.
+pub(super) fn count(text: &str) -> usize {
+    let ranks = Ranks::get();
     // This thread's buffers, reused: a text's classes and offsets would otherwise be three
     // allocations per message counted.
     thread_local! {
@@ -74,31 +43,25 @@ pub(super) fn count(text: &str, mut tiktoken: impl FnMut(&str) -> usize) -> usiz
         .try_with(|buffers| match buffers.try_borrow_mut() {
             Ok(mut t) => {
                 t.fill(text);
-                count_pieces(&t, text, ranks, &mut tiktoken)
+                count_pieces(&t, text, ranks)
             }
-            Err(_) => count_pieces(&Text::new(text), text, ranks, &mut tiktoken),
+            Err(_) => count_pieces(&Text::new(text), text, ranks),
         })
-        .unwrap_or_else(|_| count_pieces(&Text::new(text), text, ranks, &mut tiktoken))
+        .unwrap_or_else(|_| count_pieces(&Text::new(text), text, ranks))
 }
 
 /// Tokens of the pieces of `text` (classed in `t`).
-fn count_pieces(
-    t: &Text,
-    text: &str,
-    ranks: &FxHashMap<Vec<u8>, Rank>,
-    tiktoken: &mut impl FnMut(&str) -> usize,
-) -> usize {
+fn count_pieces(t: &Text, text: &str, ranks: &Ranks) -> usize {
     let mut total = 0;
     let mut at = 0;
     while at < t.len() {
         let end = piece_end(t, at);
-        let piece = &text[t.offset(at)..t.offset(end)];
-        let bytes = piece.as_bytes();
+        let bytes = &text.as_bytes()[t.offset(at)..t.offset(end)];
         total += match bytes.len() {
             // Every byte is a token of its own.
             1 => 1,
-            n if n >= LONGEST_PIECE => tiktoken(piece),
-            _ if ranks.contains_key(bytes) => 1,
+            n if n >= LONG_PIECE => byte_pair::token_count(bytes, ranks),
+            _ if ranks.rank(bytes).is_some() => 1,
             _ => merged_count(bytes, ranks),
         };
         at = end;
@@ -110,13 +73,13 @@ fn count_pieces(
 const MERGED_MEMORY: usize = 1 << 16;
 
 /// Tokens of a piece that is not itself a token: the byte-pair merge, remembered per thread.
-/// Words recur (an identifier, a misspelling, a path segment) and the merge costs a hash
-/// lookup per pair per step, so a repeated piece is counted once.
-fn merged_count(piece: &[u8], ranks: &FxHashMap<Vec<u8>, Rank>) -> usize {
+/// Words recur (an identifier, a misspelling, a path segment) and the merge costs a lookup
+/// per pair per step, so a repeated piece is counted once.
+fn merged_count(piece: &[u8], ranks: &Ranks) -> usize {
     thread_local! {
         static MERGED: RefCell<FxHashMap<Box<[u8]>, usize>> = RefCell::new(FxHashMap::default());
     }
-    let merge = || tiktoken_rs::byte_pair_split(piece, ranks).len();
+    let merge = || byte_pair::token_count(piece, ranks);
     MERGED
         .try_with(|merged| {
             let Ok(mut merged) = merged.try_borrow_mut() else {
