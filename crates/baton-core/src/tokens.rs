@@ -313,6 +313,9 @@ pub const BPE_RUN_CHUNK_BYTES: usize = 256;
 /// non-whitespace run is longer than [`BPE_RUN_CHUNK_BYTES`], otherwise the text between long
 /// runs and each long run cut into chunks of at most that many bytes.
 fn for_each_bpe_chunk(text: &str, mut f: impl FnMut(&str)) {
+    if !may_hold_a_long_run(text) {
+        return f(text);
+    }
     let mut start = 0; // start of the text not yet handed to `f`
     let mut run_start = 0; // start of the current non-whitespace run
     let mut cut = false;
@@ -341,6 +344,25 @@ fn for_each_bpe_chunk(text: &str, mut f: impl FnMut(&str)) {
     } else if start < text.len() {
         f(&text[start..]);
     }
+}
+
+/// Whether `text` may hold a non-whitespace run longer than [`BPE_RUN_CHUNK_BYTES`]: a byte
+/// scan, since ASCII whitespace bytes only ever stand for themselves in UTF-8 and other
+/// whitespace only shortens runs further. Nearly all text is settled here, without the
+/// char-by-char walk.
+fn may_hold_a_long_run(text: &str) -> bool {
+    let mut run = 0;
+    for &b in text.as_bytes() {
+        if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            run = 0;
+        } else {
+            run += 1;
+            if run > BPE_RUN_CHUNK_BYTES {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// The last offset in `chunk` (not 0) where a letter is followed by an ASCII digit or ASCII

@@ -170,16 +170,20 @@ thread_local! {
     static SEEN: RefCell<FxHashMap<char, Class>> = RefCell::new(FxHashMap::default());
 }
 
+/// The class of an ASCII character.
+fn ascii_class(b: u8) -> Class {
+    match b {
+        b'A'..=b'Z' => Class::Upper,
+        b'a'..=b'z' => Class::Lower,
+        b'0'..=b'9' => Class::Number,
+        b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' => Class::Space,
+        _ => Class::Other,
+    }
+}
+
 fn class_of(c: char) -> Class {
     if c.is_ascii() {
-        let b = c as u8;
-        return match b {
-            b'A'..=b'Z' => Class::Upper,
-            b'a'..=b'z' => Class::Lower,
-            b'0'..=b'9' => Class::Number,
-            b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' => Class::Space,
-            _ => Class::Other,
-        };
+        return ascii_class(c as u8);
     }
     let Some(classifier) = Classifier::get() else {
         // Never for the built-in tables; unreachable in practice, and still a valid split.
@@ -222,6 +226,14 @@ impl Text {
         self.chars.clear();
         self.classes.clear();
         self.offsets.clear();
+        if text.is_ascii() {
+            // Exact-size iterators: filled without a capacity check per character.
+            let bytes = text.as_bytes();
+            self.chars.extend(bytes.iter().map(|&b| char::from(b)));
+            self.classes.extend(bytes.iter().map(|&b| ascii_class(b)));
+            self.offsets.extend(0..=bytes.len());
+            return;
+        }
         for (i, c) in text.char_indices() {
             self.chars.push(c);
             self.classes.push(class_of(c));
