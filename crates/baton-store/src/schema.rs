@@ -403,11 +403,10 @@ fn ensure_title_index(tx: &Transaction<'_>) {
 }
 
 pub(crate) fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
-    conn.query_row(
+    conn.prepare_cached(
         "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
-        [name],
-        |r| r.get(0),
-    )
+    )?
+    .query_row([name], |r| r.get(0))
 }
 
 pub(crate) fn column_names(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {

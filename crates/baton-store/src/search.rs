@@ -141,6 +141,14 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
     if parsed.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
+    // One read transaction for every statement of the search: one snapshot, and the file
+    // locks and change checks SQLite makes at the start of each implicit transaction are made
+    // once instead of some thirty times. Inside a caller's transaction, that one is used.
+    let snapshot = if conn.is_autocommit() {
+        Some(conn.unchecked_transaction().map_err(wrap)?)
+    } else {
+        None
+    };
     let cjk_index = crate::cjk_index::is_present(conn).map_err(wrap)?;
     let trigram = crate::schema::table_exists(conn, "messages_fts_trigram").map_err(wrap)?;
     let cjk_queue = cjk_index && crate::cjk_index::has_queue(conn).map_err(wrap)?;
@@ -152,7 +160,7 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
                 |r| r.get(0),
             )
             .map_err(wrap)?;
-    Searcher {
+    let hits = Searcher {
         conn,
         q,
         cjk_index,
@@ -161,7 +169,12 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
         word_queue,
     }
     .run(&parsed)
-    .map_err(wrap)
+    .map_err(wrap)?;
+    if let Some(snapshot) = snapshot {
+        // Nothing was written: ending the transaction only releases the snapshot.
+        snapshot.rollback().map_err(wrap)?;
+    }
+    Ok(hits)
 }
 
 struct Searcher<'a> {
@@ -451,12 +464,14 @@ impl Searcher<'_> {
     }
 
     fn hit(&self, id: i64, score: f64, terms: &[(Term, TermHits)]) -> rusqlite::Result<SearchHit> {
-        let (session_id, role, timestamp, source, row) = self.conn.query_row(
-            "SELECT m.session_id, m.role, m.timestamp, s.source, COALESCE(m.content, ''), \
-             COALESCE(m.tool_name, ''), COALESCE(m.tool_calls, '') \
-             FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ?",
-            [id],
-            |r| {
+        let (session_id, role, timestamp, source, row) = self
+            .conn
+            .prepare_cached(
+                "SELECT m.session_id, m.role, m.timestamp, s.source, COALESCE(m.content, ''), \
+                 COALESCE(m.tool_name, ''), COALESCE(m.tool_calls, '') \
+                 FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ?",
+            )?
+            .query_row([id], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
@@ -468,8 +483,7 @@ impl Searcher<'_> {
                         tool_calls: r.get(6)?,
                     },
                 ))
-            },
-        )?;
+            })?;
         let snippet = self.snippet(id, &row, terms)?;
         Ok(SearchHit {
             message_id: id,
@@ -492,12 +506,11 @@ impl Searcher<'_> {
             if !fts_terms.is_empty() && row.content.len() <= SNIPPET_FTS_MAX_BYTES {
                 let s: Option<String> = self
                     .conn
-                    .query_row(
+                    .prepare_cached(
                         "SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 24) \
                          FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
-                        rusqlite::params![fts_terms.join(" OR "), id],
-                        |r| r.get(0),
-                    )
+                    )?
+                    .query_row(rusqlite::params![fts_terms.join(" OR "), id], |r| r.get(0))
                     .map(Some)
                     .or_else(|e| match e {
                         rusqlite::Error::QueryReturnedNoRows => Ok(None),

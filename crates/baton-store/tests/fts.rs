@@ -110,3 +110,33 @@ fn two_character_cjk_search_uses_the_index_and_ranks_by_occurrences() {
         "the message with three occurrences ranks first: {hits:?}"
     );
 }
+
+/// `search` reads in one transaction of its own, and leaves a caller's transaction as it was:
+/// it sees the caller's uncommitted rows and does not end the transaction.
+#[test]
+fn search_runs_in_a_read_snapshot_and_inside_a_callers_transaction() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let id = common::session(&store, "s");
+    store
+        .append_messages(&id, &[Message::user("committed lighthouse note")])
+        .unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let hits = baton_store::search(&c, &baton_store::SearchQuery::new("lighthouse")).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(c.is_autocommit(), "search's own snapshot was released");
+
+    c.execute_batch("BEGIN").unwrap();
+    c.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) \
+         VALUES (?1, 'user', 'uncommitted lighthouse draft', 1.0)",
+        [&id],
+    )
+    .unwrap();
+    let hits = baton_store::search(&c, &baton_store::SearchQuery::new("lighthouse")).unwrap();
+    assert_eq!(hits.len(), 2, "the caller's uncommitted row is found");
+    assert!(!c.is_autocommit(), "the caller's transaction is still open");
+    c.execute_batch("ROLLBACK").unwrap();
+    let hits = baton_store::search(&c, &baton_store::SearchQuery::new("lighthouse")).unwrap();
+    assert_eq!(hits.len(), 1);
+}
