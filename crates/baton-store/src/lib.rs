@@ -25,6 +25,7 @@ pub mod resolve;
 pub mod retitle;
 pub mod retry;
 mod rng;
+mod row_insert;
 pub mod schema;
 pub mod search;
 pub mod search_core;

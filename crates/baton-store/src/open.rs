@@ -124,6 +124,9 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
         None => Connection::open_with_flags(path, flags)?,
     };
     conn.busy_timeout(opts.busy_timeout)?;
+    // Room for every statement a bulk write cycles through (six sizes of row insert among
+    // them, `row_insert.rs`): rusqlite's default of 16 would evict and re-prepare them.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Every b-tree page a statement reads is checked more thoroughly (cell sizes and
     // offsets), so a reader meets a damaged page as SQLITE_CORRUPT instead of reading garbage
     // rows; a per-connection setting, nothing is written.
@@ -158,9 +161,13 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
     Ok(Opened { conn, journal_mode })
 }
 
+/// Prepared statements a connection keeps.
+const STATEMENT_CACHE: usize = 64;
+
 /// An in-memory database with the current schema (tests, ephemeral sessions).
 pub(crate) fn open_memory() -> Result<Opened> {
     let mut conn = Connection::open_in_memory()?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.pragma_update(None, "foreign_keys", true)?;
     with_write_tx(&mut conn, |tx| schema::init(tx, Path::new(":memory:")))?;
     Ok(Opened {

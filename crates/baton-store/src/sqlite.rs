@@ -9,6 +9,7 @@ use crate::open::{self, JournalMode, OpenOptions};
 use crate::prune;
 use crate::resolve;
 use crate::retry::with_write_tx;
+use crate::row_insert;
 use crate::schema;
 use crate::session::{self, ListedSession, NewSession, Session, SessionFilter};
 use crate::stats::{self, StatsQuery, UsageStats};
@@ -401,56 +402,37 @@ impl SqliteStore {
         } else {
             HashMap::new()
         };
-        let sql = if self.has_raw_json {
-            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, \
-             timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
-             codex_reasoning_items, codex_message_items, token_count, raw_json) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
-        } else {
-            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, \
-             timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
-             codex_reasoning_items, codex_message_items, token_count) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-        };
-        let mut stmt = tx.prepare_cached(sql)?;
+        // Rows go to the database a statement's worth at a time (`row_insert`), made (when not
+        // encoded ahead) just before, in order, so each tool result sees the calls before it.
+        let mut made: Vec<codec::MessageRow> = Vec::new();
         let mut first_id = None;
-        for (k, m) in messages.iter().enumerate() {
-            let made;
-            let row = match encoded.and_then(|rows| rows.get(k)) {
-                Some(row) => row,
+        for (c, chunk) in messages.chunks(row_insert::ROWS_PER_INSERT).enumerate() {
+            let base = c * row_insert::ROWS_PER_INSERT;
+            let rows: Vec<&codec::MessageRow> = match encoded {
+                Some(rows) => rows[base..base + chunk.len()].iter().collect(),
                 None => {
-                    for call in m.calls() {
-                        call_names.insert(call.id.clone(), call.function.name.clone());
+                    made.clear();
+                    for m in chunk {
+                        for call in m.calls() {
+                            call_names.insert(call.id.clone(), call.function.name.clone());
+                        }
+                        made.push(codec::to_row(
+                            m,
+                            &call_names,
+                            codec::RawJson::WhereColumnsLose,
+                        ));
                     }
-                    made = codec::to_row(m, &call_names, codec::RawJson::WhereColumnsLose);
-                    &made
+                    made.iter().collect()
                 }
             };
-            let ts = stamp(k);
-            let p = params![
-                session_id,
-                row.role,
-                row.content,
-                row.tool_call_id,
-                row.tool_calls,
-                row.tool_name,
-                ts,
-                row.finish_reason,
-                row.reasoning,
-                row.reasoning_content,
-                row.reasoning_details,
-                row.codex_reasoning_items,
-                row.codex_message_items,
-                row.token_count,
-            ];
-            if self.has_raw_json {
-                let mut all: Vec<&dyn rusqlite::ToSql> = p.to_vec();
-                all.push(&row.raw_json);
-                stmt.execute(all.as_slice())?;
-            } else {
-                stmt.execute(p)?;
-            }
-            first_id.get_or_insert_with(|| tx.last_insert_rowid());
+            let stamped: Vec<(&codec::MessageRow, f64)> = rows
+                .into_iter()
+                .enumerate()
+                .map(|(k, row)| (row, stamp(base + k)))
+                .collect();
+            let first =
+                row_insert::insert_message_rows(tx, session_id, &stamped, self.has_raw_json)?;
+            first_id = first_id.or(first);
         }
         // The insert trigger queued every row for the CJK index. Ours are indexed in this
         // transaction, with a bounded share of rows queued before (another program's, or a

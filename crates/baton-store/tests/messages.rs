@@ -268,3 +268,66 @@ fn the_recent_call_lookup_uses_the_session_index_without_sorting() {
         "the store's query is the one whose plan is checked here"
     );
 }
+
+/// Rows are written many to a statement (`row_insert.rs`: 32, 16, 8, 4, 2, 1 at a time): 71
+/// messages come back in order, with consecutive ids, increasing timestamps, and each tool
+/// result named after a call made in an earlier statement or in its own.
+#[test]
+fn a_long_append_is_stored_in_order_across_multi_row_statements() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let id = session(&store, "s1");
+    let mut messages = Vec::new();
+    for i in 0..35 {
+        messages.push(Message::assistant_tool_calls(vec![ToolCall::function(
+            format!("c{i}"),
+            format!("tool_{i}"),
+            "{}",
+        )]));
+        messages.push(Message::tool(format!("c{i}"), format!("result {i}")));
+    }
+    messages.push(Message::user("the last one"));
+    assert_eq!(messages.len(), 71);
+    store.append_messages(&id, &messages).unwrap();
+    assert_eq!(store.messages(&id).unwrap(), messages);
+
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let rows: Vec<(i64, f64, Option<String>, Option<String>)> = c
+        .prepare("SELECT id, timestamp, tool_call_id, tool_name FROM messages ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 71);
+    for pair in rows.windows(2) {
+        assert_eq!(pair[1].0, pair[0].0 + 1, "ids are consecutive");
+        assert!(pair[1].1 > pair[0].1, "timestamps increase");
+    }
+    for (_, _, call_id, name) in &rows {
+        if let Some(call_id) = call_id {
+            let i = call_id.trim_start_matches('c');
+            assert_eq!(name.as_deref(), Some(format!("tool_{i}").as_str()));
+        }
+    }
+}
+
+/// The CJK index is caught up from the first row a multi-row append wrote: every one of 40
+/// rows (a 32-row statement, then 8) is indexed in the transaction, none left queued.
+#[test]
+fn every_row_of_a_long_append_is_in_the_cjk_index() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let id = session(&store, "s1");
+    let messages: Vec<Message> = (0..40)
+        .map(|i| Message::user(format!("用户配置 {i}")))
+        .collect();
+    store.append_messages(&id, &messages).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT COUNT(*) FROM messages_cjk_pending"), 0);
+    assert_eq!(
+        count("SELECT COUNT(*) FROM messages_fts_cjk WHERE messages_fts_cjk MATCH '\"用户\"'"),
+        40
+    );
+}
