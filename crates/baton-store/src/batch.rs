@@ -77,7 +77,7 @@ impl SqliteStore {
     ) -> Result<Vec<(String, bool)>> {
         let ids = batch_ids(batch);
         let deferred = indexing == Indexing::Deferred && self.can_defer_indexing();
-        self.use_bulk_page_cache()?;
+        self.prepare_bulk_write()?;
         let stored = with_rows_encoded_ahead(batch, |rows| {
             self.write(|tx| {
                 if deferred {

@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod batch;
+mod checkpointer;
 pub mod cjk_index;
 pub mod codec;
 pub mod continuation;

@@ -1,6 +1,7 @@
 //! [`SqliteStore`]: the embedded SQLite implementation of [`SessionStore`].
 
 use crate::SessionStore;
+use crate::checkpointer::{self, Checkpointer};
 use crate::cjk_index;
 use crate::codec::{self, MessageRow};
 use crate::error::{Result, StoreError};
@@ -110,6 +111,12 @@ fn to_i64(n: u64) -> i64 {
 const BULK_PAGE_CACHE_KIB: i64 = 16 * 1024;
 
 pub struct SqliteStore {
+    /// Checkpoints the WAL beside bulk writes (`checkpointer.rs`); started by the first one.
+    /// Declared before `conn` so it stops, closing its connection, before `conn` closes: the
+    /// last connection to close checkpoints what is left and removes the WAL.
+    pub(crate) checkpointer: Mutex<Option<Checkpointer>>,
+    /// WAL size past which a commit restarts the log while the checkpointer runs.
+    pub(crate) wal_restart_bytes: u64,
     conn: Mutex<Connection>,
     path: PathBuf,
     journal_mode: JournalMode,
@@ -169,6 +176,8 @@ impl SqliteStore {
             .collect::<Vec<_>>()
             .join(", ");
         Ok(SqliteStore {
+            checkpointer: Mutex::new(None),
+            wal_restart_bytes: checkpointer::WAL_RESTART_BYTES as u64,
             conn: Mutex::new(opened.conn),
             path,
             journal_mode: opened.journal_mode,
@@ -258,17 +267,51 @@ impl SqliteStore {
     /// Indexes up to `limit` of the oldest messages the search indexes have not seen, in one
     /// write transaction. Returns how many; 0 when the indexes are up to date.
     pub fn catch_up_index(&self, limit: usize) -> Result<usize> {
-        self.use_bulk_page_cache()?;
+        self.prepare_bulk_write()?;
         self.write(|tx| Ok(crate::deferred_index::catch_up(tx, limit)?))
     }
 
-    /// Gives this connection a page cache of [`BULK_PAGE_CACHE_KIB`] for bulk writes (imports,
-    /// the index catch-up). With SQLite's default 2 MB, the pages of `messages`' session index,
-    /// which an import's scattered session ids touch all over, fell out between batches and
-    /// were read back from the file: 207,000 `pread`s for `corpus_x16`, 100,000 with this.
-    /// Bounded, so an import's memory still does not grow with its input.
-    pub(crate) fn use_bulk_page_cache(&self) -> Result<()> {
-        self.read(|c| Ok(c.pragma_update(None, "cache_size", -BULK_PAGE_CACHE_KIB)?))
+    /// Readies the connection for bulk writes (imports, the index catch-up).
+    ///
+    /// A page cache of [`BULK_PAGE_CACHE_KIB`]: with SQLite's default 2 MB, the pages of
+    /// `messages`' session index, which an import's scattered session ids touch all over, fell
+    /// out between batches and were read back from the file (207,000 `pread`s for
+    /// `corpus_x16`, 100,000 with this). Bounded, so memory does not grow with the input.
+    ///
+    /// And, for a WAL database file, checkpoints on a thread of their own (`checkpointer.rs`)
+    /// instead of inside this connection's commits.
+    pub(crate) fn prepare_bulk_write(&self) -> Result<()> {
+        self.read(|c| Ok(c.pragma_update(None, "cache_size", -BULK_PAGE_CACHE_KIB)?))?;
+        let mut checkpointer = self.checkpointer.lock().unwrap_or_else(|e| e.into_inner());
+        if checkpointer.is_none()
+            && self.journal_mode == JournalMode::Wal
+            && self.path != Path::new(":memory:")
+            && let Some(started) = Checkpointer::start(&self.path, open::DEFAULT_BUSY_TIMEOUT)
+        {
+            self.read(|c| {
+                c.pragma_update(None, "wal_autocheckpoint", 0)?;
+                c.pragma_update(None, "journal_size_limit", self.wal_restart_bytes as i64)?;
+                Ok(())
+            })?;
+            *checkpointer = Some(started);
+        }
+        Ok(())
+    }
+
+    /// After a commit while the checkpointer runs: wakes it, and restarts the WAL once it has
+    /// grown past `wal_restart_bytes` (the thread's checkpoints cannot: frames
+    /// keep being appended behind them). Best effort: a busy restart happens after a later
+    /// commit.
+    fn after_commit(&self, conn: &Connection) {
+        let checkpointer = self.checkpointer.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(checkpointer) = checkpointer.as_ref() else {
+            return;
+        };
+        checkpointer.wake();
+        let wal = std::fs::metadata(format!("{}-wal", self.path.display())).map_or(0, |m| m.len());
+        if wal > self.wal_restart_bytes {
+            checkpointer.restart_wal(conn);
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -286,6 +329,7 @@ impl SqliteStore {
     pub fn write<T>(&self, f: impl FnMut(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.lock();
         let value = with_write_tx(&mut conn, f).map_err(|e| open::corrupt_or(e, &self.path))?;
+        self.after_commit(&conn);
         let n = self.writes.fetch_add(1, Ordering::Relaxed) + 1;
         if n.is_multiple_of(CHECKPOINT_EVERY_N_WRITES) && self.journal_mode == JournalMode::Wal {
             // Best effort: a busy checkpoint simply happens later.

@@ -17,7 +17,7 @@ pub(crate) enum Db<'a> {
 
 /// An open store of a [`Db`].
 pub(crate) enum Opened<'a> {
-    Sqlite(SqliteStore),
+    Sqlite(Box<SqliteStore>),
     Postgres(&'a PgStore),
 }
 
@@ -26,7 +26,7 @@ impl Deref for Opened<'_> {
 
     fn deref(&self) -> &Self::Target {
         match self {
-            Opened::Sqlite(s) => s,
+            Opened::Sqlite(s) => s.as_ref(),
             Opened::Postgres(s) => *s,
         }
     }
@@ -36,7 +36,7 @@ impl<'a> Db<'a> {
     /// For looking only: a SQLite file is opened read-only (no lock, no migration).
     pub fn read(&self) -> Result<Opened<'a>, Failure> {
         Ok(match self {
-            Db::File(path) => Opened::Sqlite(open_read_only(path)?),
+            Db::File(path) => Opened::Sqlite(Box::new(open_read_only(path)?)),
             Db::Postgres(store) => Opened::Postgres(store),
         })
     }
@@ -45,7 +45,7 @@ impl<'a> Db<'a> {
     /// `migrate` (PostgreSQL migrates when connecting, under its advisory lock).
     pub fn write(&self, migrate: bool) -> Result<Opened<'a>, Failure> {
         Ok(match self {
-            Db::File(path) => Opened::Sqlite(open_for_write(path, migrate)?),
+            Db::File(path) => Opened::Sqlite(Box::new(open_for_write(path, migrate)?)),
             Db::Postgres(store) => Opened::Postgres(store),
         })
     }
