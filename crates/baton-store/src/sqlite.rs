@@ -104,12 +104,12 @@ fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// A session store in one SQLite file. One connection, guarded by a mutex, so a store can be
-/// shared between threads; separate stores (or processes) on the same file coordinate through
-/// SQLite's locks and the retrying write path.
 /// Page cache of a connection that has made a bulk write, in KiB.
 const BULK_PAGE_CACHE_KIB: i64 = 16 * 1024;
 
+/// A session store in one SQLite file. One connection, guarded by a mutex, so a store can be
+/// shared between threads; separate stores (or processes) on the same file coordinate through
+/// SQLite's locks and the retrying write path.
 pub struct SqliteStore {
     /// Checkpoints the WAL beside bulk writes (`checkpointer.rs`); started by the first one.
     /// Declared before `conn` so it stops, closing its connection, before `conn` closes: the
