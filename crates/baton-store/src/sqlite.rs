@@ -104,9 +104,6 @@ fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// Page cache of a connection that has made a bulk write, in KiB.
-const BULK_PAGE_CACHE_KIB: i64 = 16 * 1024;
-
 /// A session store in one SQLite file. One connection, guarded by a mutex, so a store can be
 /// shared between threads; separate stores (or processes) on the same file coordinate through
 /// SQLite's locks and the retrying write path.
@@ -269,49 +266,6 @@ impl SqliteStore {
     pub fn catch_up_index(&self, limit: usize) -> Result<usize> {
         self.prepare_bulk_write()?;
         self.write(|tx| Ok(crate::deferred_index::catch_up(tx, limit)?))
-    }
-
-    /// Readies the connection for bulk writes (imports, the index catch-up).
-    ///
-    /// A page cache of [`BULK_PAGE_CACHE_KIB`]: with SQLite's default 2 MB, the pages of
-    /// `messages`' session index, which an import's scattered session ids touch all over, fell
-    /// out between batches and were read back from the file (207,000 `pread`s for
-    /// `corpus_x16`, 100,000 with this). Bounded, so memory does not grow with the input.
-    ///
-    /// And, for a WAL database file, checkpoints on a thread of their own (`checkpointer.rs`)
-    /// instead of inside this connection's commits.
-    pub(crate) fn prepare_bulk_write(&self) -> Result<()> {
-        self.read(|c| Ok(c.pragma_update(None, "cache_size", -BULK_PAGE_CACHE_KIB)?))?;
-        let mut checkpointer = self.checkpointer.lock().unwrap_or_else(|e| e.into_inner());
-        if checkpointer.is_none()
-            && self.journal_mode == JournalMode::Wal
-            && self.path != Path::new(":memory:")
-            && let Some(started) = Checkpointer::start(&self.path, open::DEFAULT_BUSY_TIMEOUT)
-        {
-            self.read(|c| {
-                c.pragma_update(None, "wal_autocheckpoint", 0)?;
-                c.pragma_update(None, "journal_size_limit", self.wal_restart_bytes as i64)?;
-                Ok(())
-            })?;
-            *checkpointer = Some(started);
-        }
-        Ok(())
-    }
-
-    /// After a commit while the checkpointer runs: wakes it, and restarts the WAL once it has
-    /// grown past `wal_restart_bytes` (the thread's checkpoints cannot: frames
-    /// keep being appended behind them). Best effort: a busy restart happens after a later
-    /// commit.
-    fn after_commit(&self, conn: &Connection) {
-        let checkpointer = self.checkpointer.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(checkpointer) = checkpointer.as_ref() else {
-            return;
-        };
-        checkpointer.wake();
-        let wal = std::fs::metadata(format!("{}-wal", self.path.display())).map_or(0, |m| m.len());
-        if wal > self.wal_restart_bytes {
-            checkpointer.restart_wal(conn);
-        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
