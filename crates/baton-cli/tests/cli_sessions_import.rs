@@ -248,3 +248,45 @@ fn compress_session_names_an_unknown_session() {
         .code(2)
         .stderr(predicates::str::contains("no-such-session"));
 }
+
+/// The same file given twice in one import: its three conversations are met twice and stored
+/// once.
+/// The one-line report counts it as imported once and skipped once, with the file and source
+/// named once; `--json` lists it under both.
+#[test]
+fn a_conversation_met_twice_in_one_import_is_stored_once_and_reported_as_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sample("tau-bench-airline.jsonl");
+    let db = dir.path().join("text.db");
+    let out = baton()
+        .args(["sessions", "--db"])
+        .arg(&db)
+        .arg("import")
+        .arg(&file)
+        .arg(&file)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("imported 3 session(s), 82 messages "),
+        "{first}"
+    );
+    assert!(
+        first.contains(" from 1 file(s) (source tau-bench)"),
+        "{first}"
+    );
+    assert!(first.ends_with("; 3 already imported, skipped"), "{first}");
+    let store = SqliteStore::open_read_only(&db).unwrap();
+    assert_eq!(store.list_sessions(&Default::default()).unwrap().len(), 3);
+
+    let report = import_json(&dir.path().join("json.db"), &[file.clone(), file]);
+    let imported = report["imported"].as_array().unwrap();
+    let skipped = report["skipped"].as_array().unwrap();
+    assert_eq!((imported.len(), skipped.len()), (3, 3));
+    let ids: Vec<&serde_json::Value> = imported.iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, skipped.iter().collect::<Vec<_>>());
+}

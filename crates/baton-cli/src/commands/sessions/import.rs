@@ -16,6 +16,7 @@
 //! index` indexes them (on SQLite, later writes also index a little each).
 
 use super::import_id::session_id;
+use super::import_tally::Tally;
 use super::import_writer::{Imported, Importer, ReadFailure, import_with};
 use super::{open_for_write, print_json, store_err};
 use crate::commands::Failure;
@@ -72,11 +73,12 @@ pub(super) struct Planned {
 }
 
 /// What the report says about one conversation (the conversation itself is gone by then).
+#[derive(Clone)]
 pub(super) struct Outcome {
-    id: String,
-    source: String,
-    messages: usize,
-    file: String,
+    pub(super) id: String,
+    pub(super) source: String,
+    pub(super) messages: usize,
+    pub(super) file: String,
 }
 
 impl From<&Planned> for Outcome {
@@ -138,7 +140,7 @@ fn import_into(
 ) -> Result<(), Failure> {
     let progress = spinner(json);
     let Imported { fresh, skipped } =
-        import_with(store, args.title.as_deref(), &progress, |importer| {
+        import_with(store, args.title.as_deref(), json, &progress, |importer| {
             match planned {
                 Some(planned) => {
                     for p in planned {
@@ -344,7 +346,7 @@ pub(super) fn progress_bar(total: u64, json: bool, template: &str) -> ProgressBa
 
 /// One line of what was imported, and, when the index was left to catch up later, how many
 /// messages wait for it.
-fn report(json: bool, fresh: &[Outcome], skipped: &[Outcome], waiting: usize) {
+fn report(json: bool, fresh: &Tally, skipped: &Tally, waiting: usize) {
     let row = |p: &Outcome| {
         json!({
             "id": p.id,
@@ -355,21 +357,20 @@ fn report(json: bool, fresh: &[Outcome], skipped: &[Outcome], waiting: usize) {
     };
     if json {
         print_json(&json!({
-            "imported": fresh.iter().map(row).collect::<Vec<_>>(),
-            "skipped": skipped.iter().map(|p| &p.id).collect::<Vec<_>>(),
+            "imported": fresh.listed().iter().map(row).collect::<Vec<_>>(),
+            "skipped": skipped.listed().iter().map(|p| &p.id).collect::<Vec<_>>(),
             "waiting_for_index": waiting,
         }));
         return;
     }
-    let messages: usize = fresh.iter().map(|p| p.messages).sum();
+    let messages = fresh.messages();
     let files: std::collections::BTreeSet<&str> = fresh
+        .files()
         .iter()
-        .chain(skipped)
-        .map(|p| p.file.as_str())
+        .chain(skipped.files())
+        .map(String::as_str)
         .collect();
-    let mut sources: Vec<&str> = fresh.iter().map(|p| p.source.as_str()).collect();
-    sources.sort_unstable();
-    sources.dedup();
+    let sources: Vec<&str> = fresh.sources().iter().map(String::as_str).collect();
     // One line, whatever the number of sessions: `sessions list` shows them.
     outln!(
         "imported {} session(s), {} messages from {} file(s){}{}",

@@ -10,6 +10,7 @@
 //! conversation beforehand.
 
 use super::import::{Outcome, Planned};
+use super::import_tally::Tally;
 use super::store_err;
 use crate::commands::Failure;
 use baton_store::{NewSession, SessionBatch, SessionStore, end_reason};
@@ -33,26 +34,27 @@ pub(super) enum ReadFailure {
 
 /// What the import stored: the sessions written and those already there (or met twice).
 pub(super) struct Imported {
-    pub fresh: Vec<Outcome>,
-    pub skipped: Vec<Outcome>,
+    pub fresh: Tally,
+    pub skipped: Tally,
 }
 
 /// Groups conversations into batches as they arrive and hands full ones to the writer.
 pub(super) struct Importer {
     batch: Vec<Planned>,
     batch_messages: usize,
-    /// Ids met so far in this import: the same conversation twice is stored once.
-    seen: HashSet<String>,
+    /// Ids met so far in this import, as 128-bit digests ([`id_digest`]): the same
+    /// conversation twice is stored once.
+    seen: HashSet<u128>,
     /// Conversations met twice in this import.
-    repeated: Vec<Outcome>,
+    repeated: Tally,
     to_writer: SyncSender<Vec<Planned>>,
 }
 
 impl Importer {
     /// Queues one conversation, sending the batch to the writer when it is full.
     pub(super) fn add(&mut self, p: Planned) -> Result<(), Failure> {
-        if !self.seen.insert(p.id.clone()) {
-            self.repeated.push(Outcome::from(&p));
+        if !self.seen.insert(id_digest(&p.id)) {
+            self.repeated.add(Outcome::from(&p));
             return Ok(());
         }
         self.batch_messages += p.conversation.messages.len();
@@ -75,24 +77,41 @@ impl Importer {
     }
 }
 
+/// An id as 128 bits, for the set of ids an import has met: 16 bytes a session instead of
+/// the id's text (a 600,000-session file kept ~40 MB of ids). Two ids of one import share a
+/// digest with a probability around 10^-27, and the store still refuses a stored id twice.
+fn id_digest(id: &str) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let half = |salt: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        salt.hash(&mut h);
+        id.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0)) << 64) | u128::from(half(1))
+}
+
 /// Runs `read` with an [`Importer`] whose batches are written to `store` on a writer thread,
-/// every session titled `title` when given; `progress` counts the messages written. When
+/// every session titled `title` when given; `progress` counts the messages written, and
+/// `list_sessions` keeps each session for a report that lists them (`--json`). When
 /// `read` succeeds, what it queued last is written too; when it fails, only the batches it
 /// had filled are (each whole, and a re-run skips them).
 pub(super) fn import_with(
     store: &dyn SessionStore,
     title: Option<&str>,
+    list_sessions: bool,
     progress: &ProgressBar,
     read: impl FnOnce(&mut Importer) -> Result<(), ReadFailure>,
 ) -> Result<Imported, Failure> {
     std::thread::scope(|scope| {
         let (to_writer, batches) = sync_channel::<Vec<Planned>>(1);
-        let writer = scope.spawn(move || write_batches(store, title, progress, batches));
+        let writer =
+            scope.spawn(move || write_batches(store, title, list_sessions, progress, batches));
         let mut importer = Importer {
             batch: Vec::new(),
             batch_messages: 0,
             seen: HashSet::new(),
-            repeated: Vec::new(),
+            repeated: Tally::new(list_sessions),
             to_writer,
         };
         let read = read(&mut importer).and_then(|()| importer.send().map_err(ReadFailure::Failed));
@@ -107,7 +126,7 @@ pub(super) fn import_with(
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let mut imported = written?;
-        imported.skipped.extend(repeated);
+        imported.skipped.append(repeated);
         match read {
             Ok(()) => Ok(imported),
             Err(ReadFailure::Failed(failure)) => Err(failure),
@@ -132,12 +151,13 @@ pub(super) fn import_with(
 fn write_batches(
     store: &dyn SessionStore,
     title: Option<&str>,
+    list_sessions: bool,
     progress: &ProgressBar,
     batches: Receiver<Vec<Planned>>,
 ) -> Result<Imported, Failure> {
     let mut imported = Imported {
-        fresh: Vec::new(),
-        skipped: Vec::new(),
+        fresh: Tally::new(list_sessions),
+        skipped: Tally::new(list_sessions),
     };
     for batch in batches {
         let sessions: Vec<SessionBatch<'_>> = batch
@@ -165,9 +185,9 @@ fn write_batches(
         for (p, (_, was_stored)) in batch.iter().zip(written) {
             messages += p.conversation.messages.len();
             if was_stored {
-                imported.fresh.push(Outcome::from(p));
+                imported.fresh.add(Outcome::from(p));
             } else {
-                imported.skipped.push(Outcome::from(p));
+                imported.skipped.add(Outcome::from(p));
             }
         }
         progress.inc(messages as u64);

@@ -11,6 +11,7 @@ mod delete;
 mod export;
 mod import;
 mod import_id;
+mod import_tally;
 mod import_writer;
 mod index;
 pub(crate) mod list;
