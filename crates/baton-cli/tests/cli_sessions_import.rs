@@ -258,18 +258,14 @@ fn a_conversation_met_twice_in_one_import_is_stored_once_and_reported_as_skipped
     let dir = tempfile::tempdir().unwrap();
     let file = sample("tau-bench-airline.jsonl");
     let db = dir.path().join("text.db");
-    let out = baton()
-        .args(["sessions", "--db"])
-        .arg(&db)
-        .arg("import")
-        .arg(&file)
-        .arg(&file)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = common::success_stdout(
+        baton()
+            .args(["sessions", "--db"])
+            .arg(&db)
+            .arg("import")
+            .arg(&file)
+            .arg(&file),
+    );
     let first = text.lines().next().unwrap();
     assert!(
         first.starts_with("imported 3 session(s), 82 messages "),

@@ -221,49 +221,37 @@ fn dense_astral_chars(text: &str) -> usize {
 /// (`tokens/o200k_pieces.rs`, `byte_pair.rs`, `o200k_ranks.rs`): one table per process,
 /// loaded in milliseconds, shared by every thread. cl100k_base goes through tiktoken-rs.
 ///
-/// For cl100k, each thread counts with its own `CoreBPE`, built on the thread's first count. A shared
+/// cl100k: each thread counts with its own `CoreBPE`, built on the thread's first count. A shared
 /// `CoreBPE` does not scale: it keeps "per-thread" clones of its pretokenizer regex, but
 /// cloning a `fancy_regex::Regex` shares the compiled program and with it one pool of match
 /// scratch space and DFA caches. Only the first thread to use that pool gets its lock-free
 /// path; every other thread takes a mutex-guarded slow path on every regex match. Profiling
 /// `baton trajectories compress --threads 2` put about a third of the second worker's time in
 /// `Pool::get_slow` / `put_value` / `PoolGuard::drop`. The cost of the fix is memory: one set
-/// of BPE tables (about 40 MB for o200k_base) per counting thread.
+/// of BPE tables (tens of MB) per counting thread.
 #[derive(Debug, Clone, Copy)]
 pub struct BpeCounter(Encoding);
 
 thread_local! {
-    /// This thread's tokenizers, `[o200k_base, cl100k_base]`, built on first use; `None` if
-    /// building failed (never for the built-in tables), which falls back to the shared one.
-    static THREAD_BPE: [OnceCell<Option<CoreBPE>>; 2] = const { [OnceCell::new(), OnceCell::new()] };
+    /// This thread's cl100k_base tokenizer, built on first use; `None` if building failed
+    /// (never for the built-in tables), which falls back to the shared one.
+    static THREAD_CL100K: OnceCell<Option<CoreBPE>> = const { OnceCell::new() };
 }
 
-impl BpeCounter {
-    /// The process-wide `CoreBPE`: the fallback.
-    fn shared(&self) -> &'static CoreBPE {
-        match self.0 {
-            Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton(),
-            _ => tiktoken_rs::o200k_base_singleton(),
-        }
-    }
-
-    /// Runs `f` with this thread's own `CoreBPE`.
-    fn with_bpe<T>(&self, f: impl FnOnce(&CoreBPE) -> T) -> T {
-        let (slot, build): (usize, fn() -> Option<CoreBPE>) = match self.0 {
-            Encoding::Cl100k => (1, || tiktoken_rs::cl100k_base().ok()),
-            _ => (0, || tiktoken_rs::o200k_base().ok()),
-        };
-        let mut f = Some(f);
-        let own = THREAD_BPE.try_with(|slots| {
-            let bpe = slots[slot].get_or_init(build).as_ref()?;
-            f.take().map(|f| f(bpe))
-        });
-        match (own, f) {
-            (Ok(Some(out)), _) => out,
-            // Thread-local storage gone (thread exiting) or the build failed.
-            (_, Some(f)) => f(self.shared()),
-            (_, None) => unreachable!("the closure ran but produced no value"),
-        }
+/// Runs `f` with this thread's own cl100k_base `CoreBPE`.
+fn with_cl100k<T>(f: impl FnOnce(&CoreBPE) -> T) -> T {
+    let mut f = Some(f);
+    let own = THREAD_CL100K.try_with(|cell| {
+        let bpe = cell
+            .get_or_init(|| tiktoken_rs::cl100k_base().ok())
+            .as_ref()?;
+        f.take().map(|f| f(bpe))
+    });
+    match (own, f) {
+        (Ok(Some(out)), _) => out,
+        // Thread-local storage gone (thread exiting) or the build failed: the shared one.
+        (_, Some(f)) => f(tiktoken_rs::cl100k_base_singleton()),
+        (_, None) => unreachable!("the closure ran but produced no value"),
     }
 }
 
@@ -284,8 +272,8 @@ impl TokenCounter for BpeCounter {
         let mut total = 0;
         for_each_bpe_chunk(text, |chunk| {
             total += match self.0 {
-                Encoding::O200k => o200k_pieces::count(chunk),
-                _ => self.with_bpe(|bpe| bpe.count_ordinary(chunk)),
+                Encoding::Cl100k => with_cl100k(|bpe| bpe.count_ordinary(chunk)),
+                _ => o200k_pieces::count(chunk),
             };
         });
         total
@@ -733,7 +721,7 @@ mod tests {
         let url = format!("https://example.com/{}", "segment-name/".repeat(200));
         let japanese = "設定ファイルを読み込んで、テストを実行しました。".repeat(40);
         for text in [base64ish, url, japanese] {
-            let uncut = counter.with_bpe(|bpe| bpe.count_ordinary(&text));
+            let uncut = tiktoken_rs::o200k_base_singleton().count_ordinary(&text);
             assert_eq!(counter.count_text(&text), uncut, "{}", &text[..40]);
         }
     }
@@ -743,7 +731,7 @@ mod tests {
         let counter = Encoding::O200k.counter();
         let run = "a".repeat(4096);
         let cut = counter.count_text(&run);
-        let uncut = BpeCounter(Encoding::O200k).with_bpe(|bpe| bpe.count_ordinary(&run));
+        let uncut = tiktoken_rs::o200k_base_singleton().count_ordinary(&run);
         assert!(
             cut >= uncut && cut <= uncut + 4096 / BPE_RUN_CHUNK_BYTES,
             "{cut} vs {uncut}"

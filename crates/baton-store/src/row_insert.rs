@@ -10,20 +10,33 @@
 //! ever prepared, so the statement cache holds them all.
 
 use rusqlite::{ToSql, Transaction};
+use std::sync::OnceLock;
 
 use crate::codec::MessageRow;
 use crate::error::Result;
 
 /// Rows of one multi-row `INSERT` (× 15 parameters, far below SQLite's 32,766).
 pub(crate) const ROWS_PER_INSERT: usize = 32;
+// `insert_sql` keeps the statements of 1, 2, 4, … 32 rows: six sizes.
+const _: () = assert!(ROWS_PER_INSERT == 1 << 5);
 
 /// The columns written, in the order [`bind_row`] binds them.
 const COLUMNS: &str = "session_id, role, content, tool_call_id, tool_calls, tool_name, \
     timestamp, finish_reason, reasoning, reasoning_content, reasoning_details, \
     codex_reasoning_items, codex_message_items, token_count";
 
-/// `INSERT INTO messages` of `rows` rows, with the `raw_json` column when the table has it.
-fn insert_sql(rows: usize, raw_json: bool) -> String {
+/// `INSERT INTO messages` of `rows` rows (a power of two up to [`ROWS_PER_INSERT`]), with the
+/// `raw_json` column when the table has it: built once per process, since the statement
+/// cache is looked up by this text on every statement.
+fn insert_sql(rows: usize, raw_json: bool) -> &'static str {
+    static SQL: OnceLock<[[String; 6]; 2]> = OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        [false, true].map(|raw_json| std::array::from_fn(|k| build_insert_sql(1 << k, raw_json)))
+    });
+    &all[usize::from(raw_json)][rows.ilog2() as usize]
+}
+
+fn build_insert_sql(rows: usize, raw_json: bool) -> String {
     let (extra_column, width) = if raw_json {
         (", raw_json", 15)
     } else {
@@ -80,7 +93,7 @@ pub(crate) fn insert_message_rows(
     while !rest.is_empty() {
         let n = statement_rows(rest.len());
         let (chunk, after) = rest.split_at(n);
-        let mut stmt = tx.prepare_cached(&insert_sql(n, raw_json))?;
+        let mut stmt = tx.prepare_cached(insert_sql(n, raw_json))?;
         params.clear();
         for (row, ts) in chunk {
             bind_row(&mut params, &session_id, row, ts, raw_json);
@@ -145,11 +158,12 @@ mod tests {
 
     #[test]
     fn the_statement_has_one_placeholder_per_column_per_row() {
-        let sql = insert_sql(3, true);
+        let sql = build_insert_sql(3, true);
         assert_eq!(sql.matches('?').count(), 3 * 15);
         assert_eq!(sql.matches("), (").count(), 2);
         assert!(sql.contains("token_count, raw_json)"));
-        assert_eq!(insert_sql(1, false).matches('?').count(), 14);
+        assert_eq!(build_insert_sql(1, false).matches('?').count(), 14);
+        assert_eq!(insert_sql(32, true), build_insert_sql(32, true));
     }
 
     #[test]

@@ -42,6 +42,12 @@ where
     serde_json::from_slice(&out.stderr).unwrap()
 }
 
+/// Runs `cmd`, expects success, and returns its standard output as text.
+pub fn success_stdout(cmd: &mut Command) -> String {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    String::from_utf8(out).unwrap()
+}
+
 /// Runs `cmd` to its end, reading its peak resident memory (`VmHWM` of `/proc/<pid>/status`,
 /// in KiB) every 20 ms while it runs: the measure of the peak-RSS tests (release builds).
 pub fn run_measuring_peak(mut cmd: std::process::Command) -> (std::process::ExitStatus, u64) {

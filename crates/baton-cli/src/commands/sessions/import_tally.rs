@@ -44,15 +44,11 @@ impl Tally {
         if !self.sources.contains(&outcome.source) {
             self.sources.insert(outcome.source.clone());
         }
-        match (&mut self.listed, &self.first) {
-            (Some(listed), _) => {
-                if self.first.is_none() {
-                    self.first = Some(outcome.clone());
-                }
-                listed.push(outcome);
-            }
-            (None, None) => self.first = Some(outcome),
-            (None, Some(_)) => {}
+        if self.first.is_none() {
+            self.first = Some(outcome.clone());
+        }
+        if let Some(listed) = &mut self.listed {
+            listed.push(outcome);
         }
     }
 
