@@ -5,7 +5,10 @@
 //! stubs and the task ledger both need "ran this command", "read that file", so the mapping
 //! lives here once. Unknown tools are [`ToolAction::Other`], never an error.
 
-use serde_json::{Map, Value};
+mod args;
+
+use args::{Args, Words};
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// The action behind one tool call.
@@ -53,18 +56,25 @@ impl ToolAction {
 
 /// Classifies a tool call from its name and JSON-string arguments.
 pub fn classify(name: &str, arguments: &str) -> ToolAction {
-    let args = parse_args(arguments);
+    let args = Args::parse(arguments);
     let lower = name.to_ascii_lowercase();
+    let text = |keys: &[&str]| args.str_arg(keys).unwrap_or_default().into_owned();
     match lower.as_str() {
         "bash" | "shell" | "terminal" | "exec_command" | "execute_bash" | "run_shell_command"
         | "run" | "execute_command" | "local_shell" | "container.exec" => command(&args, arguments),
         "read" | "read_file" | "view" | "open" | "cat" => read(&args),
         "write" | "write_file" | "create" | "create_file" => write(&args),
         "edit" | "multiedit" | "replace" | "edit_file" | "insert" | "str_replace" | "patch" => {
-            edit(&args)
+            ToolAction::Edit {
+                path: text(&PATH_KEYS),
+            }
         }
         "apply_patch" => ToolAction::Patch {
-            paths: patch_paths(str_arg(&args, &["input", "patch"]).unwrap_or(arguments)),
+            paths: patch_paths(
+                &args
+                    .str_arg(&["input", "patch"])
+                    .unwrap_or(arguments.into()),
+            ),
         },
         "str_replace_editor" | "str_replace_based_edit_tool" | "text_editor" => editor(&args),
         "grep"
@@ -78,46 +88,16 @@ pub fn classify(name: &str, arguments: &str) -> ToolAction {
         | "list_directory"
         | "ls" => search(&args),
         "webfetch" | "web_fetch" | "web_extract" | "browser_navigate" => ToolAction::Web {
-            target: str_arg(&args, &["url", "urls"])
-                .unwrap_or_default()
-                .to_string(),
+            target: text(&["url", "urls"]),
         },
         "websearch" | "web_search" => ToolAction::Web {
-            target: str_arg(&args, &["query", "q"])
-                .unwrap_or_default()
-                .to_string(),
+            target: text(&["query", "q"]),
         },
         "task" | "delegate_task" | "delegate_to_agent" | "agent" => ToolAction::Delegate {
-            goal: str_arg(&args, &["description", "goal", "objective", "prompt"])
-                .unwrap_or_default()
-                .to_string(),
+            goal: text(&["description", "goal", "objective", "prompt"]),
         },
         _ => ToolAction::Other,
     }
-}
-
-fn parse_args(arguments: &str) -> Map<String, Value> {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
-    }
-}
-
-/// First present string argument among `keys` (arrays give their first string).
-fn str_arg<'a>(args: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|k| match args.get(*k)? {
-        Value::String(s) if !s.is_empty() => Some(s.as_str()),
-        Value::Array(items) => items.iter().find_map(Value::as_str),
-        _ => None,
-    })
-}
-
-fn num_arg(args: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
-    keys.iter().find_map(|k| match args.get(*k)? {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    })
 }
 
 const PATH_KEYS: [&str; 6] = [
@@ -129,58 +109,51 @@ const PATH_KEYS: [&str; 6] = [
     "target_file",
 ];
 
-fn command(args: &Map<String, Value>, raw: &str) -> ToolAction {
-    let command = match args.get("command").or_else(|| args.get("cmd")) {
-        Some(Value::String(s)) => s.clone(),
+fn path(args: &Args<'_>) -> String {
+    args.str_arg(&PATH_KEYS).unwrap_or_default().into_owned()
+}
+
+fn command(args: &Args<'_>, raw: &str) -> ToolAction {
+    let words = args.words("command").or_else(|| args.words("cmd"));
+    let command = match words {
+        Some(Words::One(s)) => s.trim().to_string(),
         // Codex `shell` sends `["bash", "-lc", "cmd"]`.
-        Some(Value::Array(parts)) => {
-            let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
-            match words.as_slice() {
-                [shell, flag, cmd] if shell.ends_with("sh") && flag.starts_with('-') => {
-                    (*cmd).to_string()
-                }
-                _ => words.join(" "),
+        Some(Words::Many(words)) => match words.as_slice() {
+            [shell, flag, cmd] if shell.ends_with("sh") && flag.starts_with('-') => {
+                cmd.trim().to_string()
             }
-        }
-        _ if args.is_empty() => raw.to_string(),
+            _ => words.join(" ").trim().to_string(),
+        },
+        None if args.is_empty() => raw.trim().to_string(),
         _ => String::new(),
     };
-    ToolAction::Command {
-        command: command.trim().to_string(),
+    ToolAction::Command { command }
+}
+
+fn read(args: &Args<'_>) -> ToolAction {
+    ToolAction::Read {
+        path: path(args),
+        from_line: args.num_arg(&["offset", "start_line", "line", "from_line"]),
+        lines: args.num_arg(&["limit", "lines", "num_lines"]),
     }
 }
 
-fn read(args: &Map<String, Value>) -> ToolAction {
-    let path = str_arg(args, &PATH_KEYS).unwrap_or_default().to_string();
-    let from_line = num_arg(args, &["offset", "start_line", "line", "from_line"]);
-    let lines = num_arg(args, &["limit", "lines", "num_lines"]);
-    ToolAction::Read {
-        path,
-        from_line,
+fn write(args: &Args<'_>) -> ToolAction {
+    let lines = args
+        .str_arg(&["content", "file_text", "text"])
+        .map(|c| c.lines().count());
+    ToolAction::Write {
+        path: path(args),
         lines,
     }
 }
 
-fn write(args: &Map<String, Value>) -> ToolAction {
-    let path = str_arg(args, &PATH_KEYS).unwrap_or_default().to_string();
-    let lines = str_arg(args, &["content", "file_text", "text"]).map(|c| c.lines().count());
-    ToolAction::Write { path, lines }
-}
-
-fn edit(args: &Map<String, Value>) -> ToolAction {
-    ToolAction::Edit {
-        path: str_arg(args, &PATH_KEYS).unwrap_or_default().to_string(),
-    }
-}
-
 /// SWE-agent / OpenHands / Anthropic text editor: one tool, the action in `command`.
-fn editor(args: &Map<String, Value>) -> ToolAction {
-    let path = str_arg(args, &PATH_KEYS).unwrap_or_default().to_string();
-    match str_arg(args, &["command"]).unwrap_or("") {
+fn editor(args: &Args<'_>) -> ToolAction {
+    let path = path(args);
+    match args.str_arg(&["command"]).as_deref().unwrap_or("") {
         "view" => {
-            let range = args.get("view_range").and_then(Value::as_array);
-            let start = range.and_then(|r| r.first()).and_then(Value::as_u64);
-            let end = range.and_then(|r| r.get(1)).and_then(Value::as_i64);
+            let (start, end) = args.range("view_range");
             let lines = match (start, end) {
                 (Some(s), Some(e)) if e >= s as i64 => Some(e as u64 - s + 1),
                 _ => None,
@@ -192,29 +165,29 @@ fn editor(args: &Map<String, Value>) -> ToolAction {
             }
         }
         "create" => {
-            let lines = str_arg(args, &["file_text"]).map(|c| c.lines().count());
+            let lines = args.str_arg(&["file_text"]).map(|c| c.lines().count());
             ToolAction::Write { path, lines }
         }
         _ => ToolAction::Edit { path },
     }
 }
 
-fn search(args: &Map<String, Value>) -> ToolAction {
+fn search(args: &Args<'_>) -> ToolAction {
     ToolAction::Search {
-        pattern: str_arg(
-            args,
-            &[
+        pattern: args
+            .str_arg(&[
                 "pattern",
                 "regex",
                 "query",
                 "search_term",
                 "file_name",
                 "glob",
-            ],
-        )
-        .unwrap_or_default()
-        .to_string(),
-        path: str_arg(args, &["path", "dir", "dir_path", "directory"]).map(str::to_string),
+            ])
+            .unwrap_or_default()
+            .into_owned(),
+        path: args
+            .str_arg(&["path", "dir", "dir_path", "directory"])
+            .map(Cow::into_owned),
     }
 }
 

@@ -1,9 +1,10 @@
 //! Which rules could match a text, from one literal scan: almost all text holds none of the
 //! rules' literals and skips redaction at memory speed; the rest searches only the rules whose
-//! literal it holds. This replaced a set of every rule's regex, whose compilation alone was a
+//! literal it holds in the surroundings the rule needs (`near.rs`). This replaced a set of every rule's regex, whose compilation alone was a
 //! sixth of a short `baton compress` and whose match still had to be followed by a search
 //! with each of the 70 rules (issue #17).
 
+use super::near::{Near, Shape};
 use super::rule::{Needs, Rule};
 use super::rules::RULES;
 use aho_corasick::AhoCorasick;
@@ -41,54 +42,79 @@ impl Candidates {
     }
 }
 
-/// The rules that may match `text`: those one of whose literals it holds, plus the shape
-/// rules when it has their shape. A rule left out cannot match (every match of it contains
-/// one of its literals), so applying only these is applying them all.
+/// The rules that may match `text`: those one of whose literals it holds where the rule's
+/// surroundings check accepts it, plus the shape rules whose shape it has. A rule left out
+/// cannot match (every match of it contains one of its literals, in such surroundings), so
+/// applying only these is applying them all.
 pub(super) fn candidates(text: &str) -> Candidates {
     let Some(index) = INDEX.as_ref() else {
         return Candidates::all();
     };
+    let bytes = text.as_bytes();
     let mut found = 0u128;
     for m in index.literals.find_overlapping_iter(text) {
-        found |= index.rules_needing[m.pattern().as_usize()];
+        let literal = &index.by_literal[m.pattern().as_usize()];
+        found |= literal.anywhere;
+        for &(rule, near) in &literal.near {
+            if found & (1 << rule) == 0 && near(bytes, m.start(), m.end()) {
+                found |= 1 << rule;
+            }
+        }
         if found == index.literal_rules {
             break;
         }
     }
-    if index.shape_rules != 0 && shape_possible(text) {
-        found |= index.shape_rules;
+    for &(rule, shape) in &index.shapes {
+        if shape(bytes) {
+            found |= 1 << rule;
+        }
     }
     Candidates(found)
+}
+
+/// The rules one literal admits.
+#[derive(Default)]
+struct LiteralRules {
+    /// Rules admitted wherever the literal is.
+    anywhere: u128,
+    /// Rules admitted where their check accepts the literal's surroundings.
+    near: Vec<(usize, Near)>,
 }
 
 /// Every distinct literal of every rule, and which rules each one admits.
 struct LiteralIndex {
     literals: AhoCorasick,
-    rules_needing: Vec<u128>,
+    by_literal: Vec<LiteralRules>,
     /// The rules with literals (what finding all of them amounts to).
     literal_rules: u128,
-    shape_rules: u128,
+    shapes: Vec<(usize, Shape)>,
 }
 
 static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
     let mut position: HashMap<&'static str, usize> = HashMap::new();
     let mut literals: Vec<&'static str> = Vec::new();
-    let mut rules_needing: Vec<u128> = Vec::new();
-    let (mut literal_rules, mut shape_rules) = (0u128, 0u128);
+    let mut by_literal: Vec<LiteralRules> = Vec::new();
+    let mut literal_rules = 0u128;
+    let mut shapes = Vec::new();
     for (i, rule) in RULES.iter().enumerate().take(MAX_RULES) {
-        let bit = 1u128 << i;
-        match rule.needs {
-            Needs::Shape => shape_rules |= bit,
-            Needs::Literal(needed) => {
-                literal_rules |= bit;
-                for &literal in needed {
-                    let at = *position.entry(literal).or_insert_with(|| {
-                        literals.push(literal);
-                        rules_needing.push(0);
-                        literals.len() - 1
-                    });
-                    rules_needing[at] |= bit;
-                }
+        let near = match rule.needs {
+            Needs::Shape(shape) => {
+                shapes.push((i, shape));
+                continue;
+            }
+            Needs::Literal(_) => None,
+            Needs::LiteralNear(_, near) => Some(near),
+        };
+        literal_rules |= 1 << i;
+        for &literal in rule.needs.literals() {
+            let at = *position.entry(literal).or_insert_with(|| {
+                literals.push(literal);
+                by_literal.push(LiteralRules::default());
+                literals.len() - 1
+            });
+            match near {
+                None => by_literal[at].anywhere |= 1 << i,
+                Some(near) => by_literal[at].near.push((i, near)),
             }
         }
     }
@@ -98,25 +124,11 @@ static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
         .ok()?;
     Some(LiteralIndex {
         literals,
-        rules_needing,
+        by_literal,
         literal_rules,
-        shape_rules,
+        shapes,
     })
 });
-
-/// Whether `text` holds what every shape rule's match needs: the literal `SK`, or a `.`, six
-/// token characters and another `.` (the middle of a Discord-style token). Byte scans,
-/// because the shapes have no literal of their own: a regex over every byte of every message
-/// was the largest part of redaction on real transcripts.
-pub(super) fn shape_possible(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    if memchr::memmem::find(bytes, b"SK").is_some() {
-        return true;
-    }
-    let token = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
-    memchr::memchr_iter(b'.', bytes)
-        .any(|i| bytes.get(i + 7) == Some(&b'.') && bytes[i + 1..i + 7].iter().all(token))
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
@@ -138,8 +150,8 @@ mod tests {
     fn writing_the_marker_never_completes_a_literal() {
         assert!(candidates(REDACTED).is_empty());
         for rule in RULES.iter() {
-            if let Needs::Literal(needed) = rule.needs {
-                for literal in needed {
+            {
+                for literal in rule.needs.literals() {
                     assert!(!literal.contains(['[', ']']), "{literal}");
                     assert_eq!(*literal, literal.to_ascii_lowercase(), "{literal}");
                 }
@@ -162,6 +174,48 @@ mod tests {
             .position(|r| r.pattern.contains("(?P<key>") && r.pattern.contains(")[ \\t]*="))
             .unwrap();
         assert!(both.contains(named));
+    }
+
+    /// The surroundings checks are what keep ordinary text from compiling rules: a literal
+    /// in a word, a URL without a password, a command without its password flag, a secret
+    /// word that is not assigned admit nothing.
+    #[test]
+    fn lookalikes_of_secrets_admit_no_rule() {
+        for text in [
+            "the task_id is 4 and the desk_lamp is on",
+            "mapping the spinning pins; the pin stays",
+            "see https://docs.rs/regex/latest and http://localhost:8080/x",
+            "curl -s https://example.com | jq .; mysql --version",
+            "the monkey pressed a key on the keyboard",
+            "rotate the token before the password expires",
+            "Authorization is handled by the gateway",
+            "client_secret_name was renamed; a.config.js loads",
+            "SKIP this step",
+        ] {
+            let found = candidates(text);
+            assert!(
+                found.is_empty(),
+                "{text}: {:?}",
+                found.rules().map(|r| &r.pattern).collect::<Vec<_>>()
+            );
+        }
+        for (text, literal) in [
+            ("export API_TOKEN=abc", "token"),
+            ("curl -u admin:hunter2 https://h", "curl"),
+            ("db: postgres://app:s3cret@db:5432/app", "://"),
+            ("my pin is 4711", "pin"),
+            ("Authorization: Bearer abc", "authorization"),
+            ("--api-key abc", "key"),
+        ] {
+            let found = candidates(text);
+            assert!(
+                RULES
+                    .iter()
+                    .enumerate()
+                    .any(|(i, r)| found.contains(i) && r.needs.literals().contains(&literal)),
+                "{text}"
+            );
+        }
     }
 
     /// `h` with every assertion (`\b`, `^`, `$`) removed: proptest cannot generate from

@@ -13,6 +13,7 @@
 
 mod candidates;
 mod judge;
+mod near;
 mod rule;
 mod rules;
 
@@ -30,19 +31,20 @@ pub const REDACTED: &str = "[REDACTED]";
 /// The text with every recognised secret replaced by [`REDACTED`]; borrowed when nothing was
 /// found.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let candidates = candidates(text);
-    if candidates.is_empty() {
+    let first = candidates(text);
+    if first.is_empty() {
         return Cow::Borrowed(text);
     }
-    let mut out = redact_once(Cow::Borrowed(text), candidates);
+    let mut out = redact_once(Cow::Borrowed(text), first);
     // One redaction can complete a pattern an earlier rule saw only in part
     // (`Password=?token=x;` reads as a connection string once the query value is gone), so
     // passes repeat until one changes nothing: that is what makes `redact` idempotent. Each
     // pass that changes anything removes unredacted text, so this ends quickly.
     for _ in 0..MAX_EXTRA_PASSES {
         let Cow::Owned(current) = &out else { break };
-        // The candidates stay valid: writing the marker never adds a rule's literal.
-        let next = match redact_once(Cow::Borrowed(current.as_str()), candidates) {
+        // Writing the marker never adds a rule's literal, but it can change a literal's
+        // surroundings (`x[REDACTED]` now ends a word), so the candidates are taken again.
+        let next = match redact_once(Cow::Borrowed(current.as_str()), candidates(current)) {
             Cow::Borrowed(_) => break,
             Cow::Owned(next) => next,
         };

@@ -2,6 +2,7 @@
 //! could match it), and the check that tells a secret from a lookalike.
 
 use super::REDACTED;
+use super::near::{Near, Shape};
 use regex::{Captures, Match, Regex};
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -16,9 +17,21 @@ pub(super) enum Needs {
     /// provider prefix). A literal must not contain `[` or `]`, so that writing
     /// [`REDACTED`] into a text can never complete one.
     Literal(&'static [&'static str]),
-    /// The byte shapes [`super::candidates::shape_possible`] checks, for key formats with no
-    /// fixed literal (Twilio, Discord).
-    Shape,
+    /// One of these literals where the check accepts its surroundings (`password` then `=`);
+    /// see `near.rs`.
+    LiteralNear(&'static [&'static str], Near),
+    /// A byte shape the check finds, for key formats with no fixed literal (Twilio, Discord).
+    Shape(Shape),
+}
+
+impl Needs {
+    /// The literals one of which every match contains; none for a shape.
+    pub(super) fn literals(&self) -> &'static [&'static str] {
+        match self {
+            Needs::Literal(literals) | Needs::LiteralNear(literals, _) => literals,
+            Needs::Shape(_) => &[],
+        }
+    }
 }
 
 /// A recognizer. The regex is compiled on first use: a process that never sees a text a

@@ -7,6 +7,7 @@ use super::judge::{
     is_listed, is_secret_literal, is_sensitive_name, looks_like_code, looks_like_token,
     looks_random,
 };
+use super::near::{self, Shape};
 use super::rule::{Check, Needs, Rule};
 use regex::Captures;
 use std::sync::LazyLock;
@@ -157,29 +158,53 @@ const PROVIDER_KEYS: [(&[&str], &str); 43] = [
 
 /// Key formats with no fixed literal to prefilter on (Twilio API keys, Discord bot tokens):
 /// searched only in text with their byte shape ([`Needs::Shape`]).
-const SHAPE_KEYS: [&str; 2] = [
-    r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)",
-    r"(?-u:\b)[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?-u:\b)",
+const SHAPE_KEYS: [(Shape, &str); 2] = [
+    (near::twilio_shape, r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)"),
+    (
+        near::discord_shape,
+        r"(?-u:\b)[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?-u:\b)",
+    ),
 ];
+
+/// Where a provider key's literal must sit. A prefix right after the pattern's `(?-u:\b)`
+/// (`sk-`, `ghp_`, `AKIA`) starts a word; Mailchimp's `-us` follows 32 hex digits and
+/// precedes a digit; a literal inside the pattern (`.atlasv1.`, `:APA91b`, `Q~`) may sit
+/// anywhere. The candidate tests check each choice against the pattern.
+fn provider_needs(literals: &'static [&'static str], pattern: &str) -> Needs {
+    if literals == ["-us"] {
+        return Needs::LiteralNear(literals, near::mailchimp);
+    }
+    let prefix_after_boundary = pattern
+        .strip_prefix(r"(?-u:\b)")
+        .is_some_and(|rest| !rest.starts_with('[') && !rest.starts_with("(?:["));
+    let literals_start_words = literals
+        .iter()
+        .all(|l| l.starts_with(|c: char| c.is_ascii_alphanumeric()));
+    if prefix_after_boundary && literals_start_words {
+        Needs::LiteralNear(literals, near::word_start)
+    } else {
+        Needs::Literal(literals)
+    }
+}
 
 /// Every rule, in the order applied: whole blocks first, so later rules never see half a key.
 /// Building the list compiles nothing (see [`Rule`]).
 pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let mut specs: Vec<Spec> = vec![(Needs::Literal(&["-----begin"]), pem_pattern(), always)];
     specs.push((
-        Needs::Literal(&["eyj"]),
+        Needs::LiteralNear(&["eyj"], near::word_start),
         r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}".into(),
         always,
     ));
     specs.extend(
         PROVIDER_KEYS
             .iter()
-            .map(|(needs, p)| (Needs::Literal(needs), p.to_string(), provider_key as _)),
+            .map(|(needs, p)| (provider_needs(needs, p), p.to_string(), provider_key as _)),
     );
     specs.extend(
         SHAPE_KEYS
             .iter()
-            .map(|p| (Needs::Shape, p.to_string(), provider_key as _)),
+            .map(|(shape, p)| (Needs::Shape(*shape), p.to_string(), provider_key as _)),
     );
     specs.extend(command_line_patterns());
     specs.extend(credential_patterns());
@@ -205,25 +230,25 @@ fn command_line_patterns() -> Vec<Spec> {
     let bare = r#"(?P<secret>[^\s"'`\-][^\s"'`]*)"#;
     vec![
         (
-            Needs::Literal(&["mysql", "mariadb"]),
+            Needs::LiteralNear(&["mysql", "mariadb"], near::mysql_password),
             format!(
                 r"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb|mariadb-dump)(?-u:\b)[^\n|;&]*?[ \t]-p(?:{QUOTED}|{bare})"
             ),
             |_, s| is_secret_literal(s),
         ),
         (
-            Needs::Literal(&["sshpass"]),
+            Needs::LiteralNear(&["sshpass"], near::then_blank),
             format!(r"(?-u:\b)sshpass[ \t]+(?:-[A-Za-oq-z]+[ \t]+)*-p[ \t]*(?:{QUOTED}|{bare})"),
             |_, s| is_secret_literal(s),
         ),
         (
-            Needs::Literal(&["curl"]),
+            Needs::LiteralNear(&["curl"], near::curl_user),
             r#"(?-u:\b)curl(?-u:\b)[^\n|;&]*?[ \t](?:-u|--user)[ \t=]*["']?[^\s:"']+:(?P<secret>[^\s"'@]+)"#
                 .into(),
             |_, s| is_secret_literal(s),
         ),
         (
-            Needs::Literal(&["accountkey", "sharedaccesskey"]),
+            Needs::LiteralNear(&["accountkey", "sharedaccesskey"], near::then_equals),
             r"(?i)(?-u:\b)(?:Account|SharedAccess)Key[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})".into(),
             always,
         ),
@@ -238,17 +263,23 @@ fn command_line_patterns() -> Vec<Spec> {
             always,
         ),
         (
-            Needs::Literal(&["://"]),
+            Needs::LiteralNear(&["://"], near::sentry_dsn),
             r"(?-u:\b)https?://(?P<secret>[0-9a-f]{32})@[A-Za-z0-9.\-]*sentry".into(),
             always,
         ),
         (
-            Needs::Literal(&["password", "passwd", "passphrase", "passcode", "pin"]),
+            Needs::LiteralNear(
+                &["password", "passwd", "passphrase", "passcode", "pin"],
+                near::in_password_sentence,
+            ),
             r#"(?i)(?-u:\b)(?:my|the|our|your|his|her|their|admin|root|db|database|wifi|sudo|user|account|login)[ \t]+(?:password|passwd|passphrase|passcode|pin)[ \t]+(?:is|was|will be)[ \t]*:?[ \t]+["'`]?(?P<secret>[^\s"'`]*[^\s"'`.,;:!?)])"#.into(),
             |_, s| is_secret_literal(s) && !is_listed(PROSE_WORDS, &s.to_ascii_lowercase()),
         ),
         (
-            Needs::Literal(&["password", "passwd", "passphrase"]),
+            Needs::LiteralNear(
+                &["password", "passwd", "passphrase"],
+                near::then_colon_blank,
+            ),
             r#"(?i)(?-u:\b)(?:password|passwd|passphrase)[ \t]*:[ \t]+["'`]?(?P<secret>[^\s"'`]*[^\s"'`.,;:!?)])"#.into(),
             |_, s| {
                 is_secret_literal(s)
@@ -273,13 +304,13 @@ fn credential_patterns() -> Vec<Spec> {
     vec![
         // scheme://user:PASSWORD@host — the password may itself contain `@`.
         (
-            Needs::Literal(&["://"]),
+            Needs::LiteralNear(&["://"], near::url_with_password),
             r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@"'<>\[\]]*:(?P<secret>[^\s/?#"'<>]+)@"#
                 .into(),
             |_, s| is_secret_literal(s),
         ),
         (
-            Needs::Literal(&["authorization"]),
+            Needs::LiteralNear(&["authorization"], near::then_colon_or_equals),
             format!(
                 r#"(?i)(?-u:\b)authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>bearer|basic|token|bot)[ \t]+)?(?P<secret>{token})"#
             ),
@@ -292,19 +323,19 @@ fn credential_patterns() -> Vec<Spec> {
         ),
         // ADO / ODBC connection strings: `Password=two words;` runs to the semicolon.
         (
-            Needs::Literal(&["password", "pwd"]),
+            Needs::LiteralNear(&["password", "pwd"], near::then_equals),
             r#"(?i)(?-u:\b)(?:password|pwd)[ \t]*=[ \t]*(?P<secret>[^;\r\n"'=]+);"#.into(),
             |_, s| is_secret_literal(s.trim()),
         ),
         // "api_key": "…" and 'password': '…' (JSON, Python, JS object literals).
         (
-            Needs::Literal(NAMED_KEY),
+            Needs::LiteralNear(NAMED_KEY, near::quoted_key),
             format!(r#"(?i)\\?["'](?P<key>{key})\\?["'][ \t]*[:=][ \t]*(?:{QUOTED})"#),
             named_value,
         ),
         // NAME=value (.env, shell, INI, URL query strings, --flag=value).
         (
-            Needs::Literal(NAMED_KEY),
+            Needs::LiteralNear(NAMED_KEY, near::key_equals),
             format!(
                 r#"(?i)(?P<key>{key})[ \t]*=[ \t]*(?:{QUOTED}|(?P<secret>[^\s"'`;,&)}}\]=>\\][^\s"'`;,&)}}\]]*))"#
             ),
@@ -312,13 +343,13 @@ fn credential_patterns() -> Vec<Spec> {
         ),
         // --password value
         (
-            Needs::Literal(NAMED_KEY),
+            Needs::LiteralNear(NAMED_KEY, near::key_flag),
             format!(r#"(?i)--(?P<key>{key})[ \t]+(?P<secret>[^\s"'\-][^\s"']*)"#),
             named_value,
         ),
         // YAML and HTTP headers: `password: value` alone on its line.
         (
-            Needs::Literal(NAMED_KEY),
+            Needs::LiteralNear(NAMED_KEY, near::key_colon),
             format!(
                 r#"(?im)^[ \t]*(?:-[ \t]+)?["']?(?P<key>{key})["']?[ \t]*:[ \t]+(?:{QUOTED}|(?P<secret>[^\s"'\#]\S*))[ \t]*\r?$"#
             ),

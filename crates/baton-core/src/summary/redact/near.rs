@@ -1,0 +1,215 @@
+//! What must surround a rule's literal for the rule to be able to match there.
+//!
+//! A literal alone admits too much: `pin` is in "mapping", `key` in "monkey", `sk_` in
+//! "task_id", `://` in every URL. Each admitted rule's regex is compiled the first time it is
+//! needed, and compiling them was a sixth of a short `baton compress` (issue #17), almost all
+//! for text that could never match. These checks read the few bytes a rule's pattern fixes
+//! around its literal (`password` then `=`, `curl` then ` -u` on the same line) and admit the
+//! rule only where they are there.
+//!
+//! Every check only narrows what the literal scan admits, and only where the pattern cannot
+//! match: `every_match_holds_one_of_its_rules_literals` checks each against strings generated
+//! from the rule's own pattern. Bytes are compared as ASCII, like the literals (Unicode case
+//! folding, `ſ` for `s` and `K` for `k`, is not followed, as before).
+
+/// Decides, from the whole text and the byte range of one literal occurrence, whether the
+/// rule's pattern could match around it.
+pub(super) type Near = fn(&[u8], usize, usize) -> bool;
+
+/// Decides whether a text has the byte shape of a key format with no fixed literal.
+pub(super) type Shape = fn(&[u8]) -> bool;
+
+/// A byte of a word for `(?-u:\b)`.
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// A byte of a variable, key or flag name (the rules' `NAME`).
+fn is_name(b: u8) -> bool {
+    is_word(b) || b == b'.' || b == b'-'
+}
+
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+/// The index of the first byte at or after `at` that `keep` rejects.
+fn skip(text: &[u8], mut at: usize, keep: impl Fn(u8) -> bool) -> usize {
+    while at < text.len() && keep(text[at]) {
+        at += 1;
+    }
+    at
+}
+
+fn byte_at(text: &[u8], at: usize) -> Option<u8> {
+    text.get(at).copied()
+}
+
+/// The literal starts a word: the rule's `(?-u:\b)` before its prefix.
+pub(super) fn word_start(text: &[u8], start: usize, _: usize) -> bool {
+    start == 0 || !is_word(text[start - 1])
+}
+
+/// `NAME` then optional blanks then `=` (`password = …`, `AccountKey=…`).
+pub(super) fn then_equals(text: &[u8], start: usize, end: usize) -> bool {
+    word_start(text, start, end) && byte_at(text, skip(text, end, is_blank)) == Some(b'=')
+}
+
+/// `authorization`, an optional quote, blanks, then `:` or `=`.
+pub(super) fn then_colon_or_equals(text: &[u8], start: usize, end: usize) -> bool {
+    let mut at = end;
+    if matches!(byte_at(text, at), Some(b'"' | b'\'')) {
+        at += 1;
+    }
+    word_start(text, start, end)
+        && matches!(byte_at(text, skip(text, at, is_blank)), Some(b':' | b'='))
+}
+
+/// `password`, blanks, `:`, then at least one blank.
+pub(super) fn then_colon_blank(text: &[u8], start: usize, end: usize) -> bool {
+    let colon = skip(text, end, is_blank);
+    word_start(text, start, end)
+        && byte_at(text, colon) == Some(b':')
+        && byte_at(text, colon + 1).is_some_and(is_blank)
+}
+
+/// "my password is …": blanks before the word, then blanks and `is`, `was` or `will be`.
+pub(super) fn in_password_sentence(text: &[u8], start: usize, end: usize) -> bool {
+    let verb = skip(text, end, is_blank);
+    let rest = &text[verb..];
+    let starts =
+        |word: &[u8]| rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word);
+    start > 0
+        && is_blank(text[start - 1])
+        && verb > end
+        && (starts(b"is") || starts(b"was") || starts(b"will"))
+}
+
+/// A command (`curl`, `mysql`) followed on its segment of the line by a blank and `flag`.
+fn flag_later(text: &[u8], start: usize, end: usize, flags: &[&[u8]]) -> bool {
+    if !word_start(text, start, end) {
+        return false;
+    }
+    let segment_end = skip(text, end, |b| !matches!(b, b'\n' | b'|' | b';' | b'&'));
+    let segment = &text[end..segment_end];
+    segment
+        .windows(2)
+        .enumerate()
+        .any(|(i, w)| is_blank(w[0]) && flags.iter().any(|f| segment[i + 1..].starts_with(f)))
+}
+
+/// `curl … -u user:pass` / `--user`.
+pub(super) fn curl_user(text: &[u8], start: usize, end: usize) -> bool {
+    flag_later(text, start, end, &[b"-u", b"--user"])
+}
+
+/// `mysql … -pSECRET`.
+pub(super) fn mysql_password(text: &[u8], start: usize, end: usize) -> bool {
+    flag_later(text, start, end, &[b"-p"])
+}
+
+/// `sshpass` then blanks.
+pub(super) fn then_blank(text: &[u8], start: usize, end: usize) -> bool {
+    word_start(text, start, end) && byte_at(text, end).is_some_and(is_blank)
+}
+
+/// `scheme://user:password@`: after `://`, a user part, `:`, and an `@` before the URL's
+/// path, query or end.
+pub(super) fn url_with_password(text: &[u8], start: usize, end: usize) -> bool {
+    let scheme_char = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-');
+    let user_char = |b: u8| !b.is_ascii_whitespace() && !b"\x0b:/?#@\"'<>[]".contains(&b);
+    let secret_char = |b: u8| !b.is_ascii_whitespace() && !b"\x0b/?#\"'<>".contains(&b);
+    if start == 0 || !scheme_char(text[start - 1]) {
+        return false;
+    }
+    let colon = skip(text, end, user_char);
+    if byte_at(text, colon) != Some(b':') {
+        return false;
+    }
+    let secret_end = skip(text, colon + 1, secret_char);
+    text[colon + 1..secret_end]
+        .iter()
+        .skip(1)
+        .any(|&b| b == b'@')
+}
+
+/// `https://<32 hex>@…sentry`.
+pub(super) fn sentry_dsn(text: &[u8], _: usize, end: usize) -> bool {
+    let hex_end = skip(text, end, |b| {
+        b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+    });
+    hex_end - end >= 32 && byte_at(text, end + 32) == Some(b'@')
+}
+
+/// Mailchimp `<32 hex>-us<digits>`.
+pub(super) fn mailchimp(text: &[u8], start: usize, end: usize) -> bool {
+    let lower_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    start >= 32
+        && text[start - 32..start].iter().all(lower_hex)
+        && byte_at(text, end).is_some_and(|b| b.is_ascii_digit())
+}
+
+/// The `NAME` run around a secret-name literal, as `(start, end)` byte offsets.
+fn name_run(text: &[u8], start: usize, end: usize) -> (usize, usize) {
+    let mut from = start;
+    while from > 0 && is_name(text[from - 1]) {
+        from -= 1;
+    }
+    (from, skip(text, end, is_name))
+}
+
+/// `"api_key": "…"` (quoted key, optionally `\"`-escaped, then `:` or `=`).
+pub(super) fn quoted_key(text: &[u8], start: usize, end: usize) -> bool {
+    let (_, mut at) = name_run(text, start, end);
+    if byte_at(text, at) == Some(b'\\') {
+        at += 1;
+    }
+    matches!(byte_at(text, at), Some(b'"' | b'\''))
+        && matches!(
+            byte_at(text, skip(text, at + 1, is_blank)),
+            Some(b':' | b'=')
+        )
+}
+
+/// `API_KEY=…`.
+pub(super) fn key_equals(text: &[u8], start: usize, end: usize) -> bool {
+    let (_, at) = name_run(text, start, end);
+    byte_at(text, skip(text, at, is_blank)) == Some(b'=')
+}
+
+/// `--api-key value`.
+pub(super) fn key_flag(text: &[u8], start: usize, end: usize) -> bool {
+    let (from, to) = name_run(text, start, end);
+    text[from..start].windows(2).any(|w| w == b"--") && byte_at(text, to).is_some_and(is_blank)
+}
+
+/// `api_key: value` (YAML, HTTP headers): an optional quote, blanks, `:` and a blank.
+pub(super) fn key_colon(text: &[u8], start: usize, end: usize) -> bool {
+    let (_, mut at) = name_run(text, start, end);
+    if matches!(byte_at(text, at), Some(b'"' | b'\'')) {
+        at += 1;
+    }
+    let colon = skip(text, at, is_blank);
+    byte_at(text, colon) == Some(b':') && byte_at(text, colon + 1).is_some_and(is_blank)
+}
+
+/// Twilio API keys: `SK` and 32 hex digits, starting a word.
+pub(super) fn twilio_shape(text: &[u8]) -> bool {
+    memchr::memmem::find_iter(text, b"SK").any(|at| {
+        word_start(text, at, at + 2)
+            && text.len() >= at + 34
+            && text[at + 2..at + 34].iter().all(u8::is_ascii_hexdigit)
+    })
+}
+
+/// Discord bot tokens: 24–26 token characters, `.`, 6 of them, `.`, then at least 27.
+pub(super) fn discord_shape(text: &[u8]) -> bool {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    memchr::memchr_iter(b'.', text).any(|i| {
+        let second = i + 7;
+        byte_at(text, second) == Some(b'.')
+            && text[i + 1..second].iter().all(|&b| token(b))
+            && skip(text, second + 1, token) - (second + 1) >= 27
+            && text[..i].iter().rev().take_while(|&&b| token(b)).count() >= 24
+    })
+}

@@ -1,0 +1,180 @@
+//! A tool call's JSON arguments, read for the few keys classification looks at.
+//!
+//! Classification needs a path, a command or a pattern; the arguments around them can be a
+//! whole file being written or a long patch. Parsing them into a `serde_json::Value` built a
+//! string and a map entry for every one of those, three times per call per compaction (a
+//! tenth of compacting a real session, issue #17). Here the top level is split into keys and
+//! raw value text without copying, and only a value that is asked for is decoded, borrowed
+//! from the arguments unless it holds escapes.
+
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::{Borrow, Cow};
+use std::collections::BTreeMap;
+
+/// The top-level entries of a JSON object, values undecoded. Empty when the arguments are
+/// not a JSON object.
+pub(super) struct Args<'a> {
+    entries: BTreeMap<Key<'a>, &'a RawValue>,
+}
+
+impl<'a> Args<'a> {
+    pub(super) fn parse(arguments: &'a str) -> Self {
+        let entries = serde_json::from_str(arguments).unwrap_or_default();
+        Args { entries }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn raw(&self, key: &str) -> Option<&'a str> {
+        self.entries.get(key).map(|v| v.get())
+    }
+
+    /// The first present string argument among `keys` (an array gives its first string); an
+    /// empty string counts as absent.
+    pub(super) fn str_arg(&self, keys: &[&str]) -> Option<Cow<'a, str>> {
+        keys.iter().find_map(|k| {
+            let raw = self.raw(k)?;
+            match raw.as_bytes().first()? {
+                b'"' => string(raw).filter(|s| !s.is_empty()),
+                b'[' => list(raw).into_iter().find_map(string),
+                _ => None,
+            }
+        })
+    }
+
+    /// The first present unsigned number among `keys`, as a JSON number or a numeric string.
+    pub(super) fn num_arg(&self, keys: &[&str]) -> Option<u64> {
+        keys.iter().find_map(|k| {
+            let raw = self.raw(k)?;
+            if raw.starts_with('"') {
+                string(raw)?.trim().parse().ok()
+            } else {
+                raw.parse().ok()
+            }
+        })
+    }
+
+    /// The strings of an array argument (other items skipped); a string argument is returned
+    /// as its one item, so callers can tell an array from a string.
+    pub(super) fn words(&self, key: &str) -> Option<Words<'a>> {
+        let raw = self.raw(key)?;
+        match raw.as_bytes().first()? {
+            b'"' => string(raw).map(Words::One),
+            b'[' => Some(Words::Many(
+                list(raw).into_iter().filter_map(string).collect(),
+            )),
+            _ => Some(Words::NotText),
+        }
+    }
+
+    /// The first two items of a numeric array argument (`view_range: [5, 9]`).
+    pub(super) fn range(&self, key: &str) -> (Option<u64>, Option<i64>) {
+        let items = self.raw(key).map(list).unwrap_or_default();
+        let start = items.first().and_then(|r| r.parse().ok());
+        let end = items.get(1).and_then(|r| r.parse().ok());
+        (start, end)
+    }
+}
+
+/// An object key: borrowed from the arguments unless it holds escapes.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Key<'a>(Cow<'a, str>);
+
+impl Borrow<str> for Key<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// What a string-or-array argument holds.
+pub(super) enum Words<'a> {
+    One(Cow<'a, str>),
+    Many(Vec<Cow<'a, str>>),
+    /// A number, an object or `null`.
+    NotText,
+}
+
+/// A JSON string's value; `None` when `raw` is not a string.
+fn string(raw: &str) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(raw) {
+        Ok(s) => Some(Cow::Borrowed(s)),
+        // Escapes (`\n`, `\"`) need decoding into a new string.
+        Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
+    }
+}
+
+/// The raw items of a JSON array; empty when `raw` is not one.
+fn list(raw: &str) -> Vec<&str> {
+    serde_json::from_str::<Vec<&RawValue>>(raw)
+        .map(|items| items.into_iter().map(RawValue::get).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_values_are_borrowed_and_escaped_ones_decoded() {
+        let args = Args::parse(r#"{"path":"src/a.rs","content":"a\nb","n":"7"}"#);
+        assert!(matches!(
+            args.str_arg(&["path"]),
+            Some(Cow::Borrowed("src/a.rs"))
+        ));
+        assert_eq!(args.str_arg(&["content"]).as_deref(), Some("a\nb"));
+        assert_eq!(args.num_arg(&["n"]), Some(7));
+    }
+
+    #[test]
+    fn escaped_keys_are_still_found() {
+        let args = Args::parse(r#"{"file\u005fpath":"x.rs"}"#);
+        assert_eq!(args.str_arg(&["file_path"]).as_deref(), Some("x.rs"));
+    }
+
+    #[test]
+    fn empty_strings_and_other_types_fall_through_to_the_next_key() {
+        let args = Args::parse(r#"{"a":"","b":3,"c":["",  "y"],"d":{"e":1}}"#);
+        assert_eq!(args.str_arg(&["a", "b", "d", "c"]).as_deref(), Some(""));
+        assert_eq!(args.str_arg(&["a", "b", "d"]), None);
+        assert_eq!(args.num_arg(&["a", "d", "b"]), Some(3));
+        assert!(matches!(args.words("d"), Some(Words::NotText)));
+    }
+
+    #[test]
+    fn negative_and_fractional_numbers_are_not_counts() {
+        let args = Args::parse(r#"{"a":-1,"b":1.5,"r":[5,-1]}"#);
+        assert_eq!(args.num_arg(&["a"]), None);
+        assert_eq!(args.num_arg(&["b"]), None);
+        assert_eq!(args.range("r"), (Some(5), Some(-1)));
+    }
+
+    #[test]
+    fn anything_but_an_object_has_no_entries() {
+        for text in ["[1,2]", "\"cargo test\"", "{not json", ""] {
+            assert!(Args::parse(text).is_empty(), "{text}");
+        }
+    }
+}
