@@ -6,6 +6,9 @@
 //! lives here once. Unknown tools are [`ToolAction::Other`], never an error.
 
 mod args;
+mod exit_report;
+
+pub use exit_report::exit_code;
 
 use args::{Args, Words};
 use std::borrow::Cow;
@@ -211,58 +214,6 @@ pub fn patch_paths(patch: &str) -> Vec<String> {
     paths
 }
 
-/// The exit status a tool result reports, in the forms agents print it.
-pub fn exit_code(result: &str) -> Option<i32> {
-    static PATTERNS: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
-        regex::Regex::new(
-            r#"(?i)"exit_code"\s*:\s*(-?\d+)|exit code[:\s]+(-?\d+)|exited with code\s+(-?\d+)|\[command finished with exit code (-?\d+)\]|exit status[:\s]+(-?\d+)"#,
-        )
-        .ok()
-    });
-    let re = PATTERNS.as_ref()?;
-    // Agents print the status at the start (Codex) or the end (everyone else) of the output;
-    // scanning only those windows keeps this O(1) for multi-megabyte results.
-    let (head, tail) = edges(result, 1_024, 4_096);
-    last_report(re, tail).or_else(|| last_report(re, head))
-}
-
-/// The last exit report in `window`. Every form contains the word "exit", so a literal scan
-/// finds the candidates and the pattern runs only on a short stretch around each (running it
-/// over the whole window was the most expensive step of summarizing long agent runs).
-fn last_report(re: &regex::Regex, window: &str) -> Option<i32> {
-    static EXIT: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
-        aho_corasick::AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(["exit"])
-            .ok()
-    });
-    let starts: Vec<usize> = EXIT
-        .as_ref()?
-        .find_iter(window)
-        .map(|m| m.start())
-        .collect();
-    starts.into_iter().rev().find_map(|at| {
-        let from = window.floor_char_boundary(at.saturating_sub(32));
-        let to = window.floor_char_boundary(at + 96);
-        let caps = re.captures_iter(&window[from..to]).last()?;
-        (1..=5)
-            .find_map(|i| caps.get(i))
-            .and_then(|m| m.as_str().parse().ok())
-    })
-}
-
-/// The first `head` and last `tail` bytes of `text` (cut at char boundaries); a short text is
-/// all tail.
-fn edges(text: &str, head: usize, tail: usize) -> (&str, &str) {
-    if text.len() <= head + tail {
-        // Short text: the tail window is all of it, so the head is not scanned again.
-        return ("", text);
-    }
-    let h = text.floor_char_boundary(head);
-    let t = text.ceil_char_boundary(text.len() - tail);
-    (&text[..h], &text[t..])
-}
-
 /// Whether a tool result reads like a failure: a non-zero exit, or an error word near the start.
 pub fn looks_like_error(result: &str) -> bool {
     if let Some(code) = exit_code(result) {
@@ -355,18 +306,6 @@ mod tests {
                 lines: None
             }
         );
-    }
-
-    #[test]
-    fn exit_codes_are_found_in_each_agent_format() {
-        assert_eq!(exit_code(r#"{"output":"x","exit_code": 101}"#), Some(101));
-        assert_eq!(exit_code("Process exited with code 2\nOutput:"), Some(2));
-        assert_eq!(
-            exit_code("ok\n[Command finished with exit code 0]"),
-            Some(0)
-        );
-        assert_eq!(exit_code("Exit code: 1"), Some(1));
-        assert_eq!(exit_code("all good"), None);
     }
 
     #[test]

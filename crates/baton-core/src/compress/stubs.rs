@@ -12,10 +12,12 @@
 //! stub again is a no-op. All cutting counts characters, never bytes, so CJK and emoji content
 //! cannot split a code point. Cut arguments always stay valid JSON.
 
+mod match_count;
+
 use crate::tool_action::{ToolAction, classify, exit_code};
 use crate::truncate::group_digits;
+use match_count::match_count;
 use serde_json::{Map, Value};
-use std::sync::LazyLock;
 
 /// Upper bound of a stub's length, in characters. Stubs are far shorter in practice; the bound
 /// exists so [`looks_like_stub`] can tell a stub from a real result that happens to start with
@@ -291,23 +293,6 @@ fn search_stub(pattern: &str, path: Option<&str>, content: &str, shape: &ResultS
         "search for '{}' in {place} -> {found}",
         cut_end(&flatten(pattern), PHRASE_MAX_CHARS)
     )
-}
-
-/// A match count the search tool printed itself (`"total_count": 47`, `Found 47 matches`).
-fn match_count(content: &str) -> Option<usize> {
-    static COUNT: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
-        regex::Regex::new(
-            r#"(?i)"total_count"\s*:\s*(\d+)|\bfound (\d[\d,]*) (?:matches|match|files?|results?|occurrences?)\b"#,
-        )
-        .ok()
-    });
-    let caps = COUNT.as_ref()?.captures(content)?;
-    let digits = caps
-        .get(1)
-        .or_else(|| caps.get(2))?
-        .as_str()
-        .replace(',', "");
-    digits.parse().ok()
 }
 
 fn web_stub(name: &str, target: &str, shape: &ResultShape) -> Option<String> {

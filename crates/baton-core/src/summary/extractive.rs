@@ -8,6 +8,7 @@
 //! hash-map order), so the same span always produces byte-identical text.
 
 use crate::message::{Message, Role};
+use crate::summary::failure_report;
 use crate::summary::ledger::{self, PairedCall, TaskLedger};
 use crate::summary::sections::{self, section_body};
 use crate::summary::view;
@@ -187,9 +188,9 @@ impl<'a> Call<'a> {
         };
         match self.action {
             ToolAction::Command { .. } => ledger::command_failed(text),
-            _ => {
-                ledger::reads_as_failure(text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""))
-            }
+            _ => failure_report::reads_as_failure(
+                text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
+            ),
         }
     }
 

@@ -12,12 +12,12 @@
 //! a command with a heredoc or a path with a space at its end still reads back byte for byte.
 
 use crate::message::{Content, Message, Role, ToolCall};
+use crate::summary::failure_report::reads_as_failure;
 use crate::summary::sections;
 use crate::synthetic;
 use crate::tool_action::{self, ToolAction};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
-use std::sync::LazyLock;
 
 /// Longest active task kept verbatim (the compressor uses the same limit).
 pub const ACTIVE_TASK_MAX_CHARS: usize = 1_400;
@@ -656,29 +656,6 @@ pub fn command_failed(result: &str) -> bool {
         Some(code) => code != 0,
         None => reads_as_failure(result),
     }
-}
-
-/// A tool error wrapper, or a line that *starts* like an error report. Stricter than
-/// `tool_action::looks_like_error` on purpose: "3 passed; 0 failed" and a grep hit for
-/// "error" are successful outputs, and a false "last failure" would mislead the agent.
-pub fn reads_as_failure(output: &str) -> bool {
-    // ASCII word boundaries: a Unicode `\b` keeps the regex crate off its fast engines on any
-    // non-ASCII text, and this ran on every tool result (46% of a pass on a real session,
-    // issue #17). The words matched are ASCII, so only "error" glued to a non-ASCII letter
-    // reads differently.
-    static FAILURE_LINE: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
-        regex::Regex::new(
-            r"(?im)^\s*(error(?-u:\b)|error\[|fatal(?-u:\b)|failed(?-u:\b)|fail(?-u:\b)|traceback \(most recent call last\))|panicked at|command not found|no such file or directory|permission denied",
-        )
-        .ok()
-    });
-    let head = clip(output, 2_000);
-    is_tool_error(&head) || FAILURE_LINE.as_ref().is_some_and(|re| re.is_match(&head))
-}
-
-/// Claude Code wraps tool failures in `<tool_use_error>`, which word-boundary searches miss.
-pub fn is_tool_error(result: &str) -> bool {
-    result.trim_start().starts_with("<tool_use_error>")
 }
 
 /// First non-blank lines of an error output, at most [`FAILURE_MAX_CHARS`] characters.

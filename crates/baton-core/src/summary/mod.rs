@@ -7,6 +7,7 @@
 
 pub mod exec;
 pub mod extractive;
+pub mod failure_report;
 pub mod gate;
 pub mod ledger;
 pub mod message_list;
