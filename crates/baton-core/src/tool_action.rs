@@ -142,9 +142,7 @@ fn read(args: &Args<'_>) -> ToolAction {
 }
 
 fn write(args: &Args<'_>) -> ToolAction {
-    let lines = args
-        .str_arg(&["content", "file_text", "text"])
-        .map(|c| c.lines().count());
+    let lines = args.line_count(&["content", "file_text", "text"]);
     ToolAction::Write {
         path: path(args),
         lines,
@@ -168,7 +166,7 @@ fn editor(args: &Args<'_>) -> ToolAction {
             }
         }
         "create" => {
-            let lines = args.str_arg(&["file_text"]).map(|c| c.lines().count());
+            let lines = args.line_count(&["file_text"]);
             ToolAction::Write { path, lines }
         }
         _ => ToolAction::Edit { path },

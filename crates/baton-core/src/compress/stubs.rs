@@ -423,6 +423,11 @@ fn cut_start(text: &str, max: usize) -> String {
 /// as they are: slicing them could only make them worse) or when no leaf was long enough. The
 /// result always parses; cutting it again returns `None`.
 pub fn truncate_tool_call_args(arguments: &str, leaf_max_chars: usize) -> Option<String> {
+    // A string's characters never outnumber the bytes of its JSON form, so arguments without
+    // a long string token have nothing to cut: most calls skip the parse (issue #17).
+    if !has_string_token_longer_than(arguments.as_bytes(), leaf_max_chars) {
+        return None;
+    }
     let mut value: Value = serde_json::from_str(arguments).ok()?;
     if !(value.is_object() || value.is_array()) {
         return None;
@@ -431,6 +436,33 @@ pub fn truncate_tool_call_args(arguments: &str, leaf_max_chars: usize) -> Option
         return None;
     }
     serde_json::to_string(&value).ok()
+}
+
+/// Whether JSON text has a string token (key or value) with more than `max` bytes between
+/// its quotes. Text that is not JSON may answer either way; it fails to parse after.
+fn has_string_token_longer_than(json: &[u8], max: usize) -> bool {
+    let mut at = 0;
+    while let Some(open) = memchr::memchr(b'"', &json[at..]).map(|i| at + i + 1) {
+        let mut end = open;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &json[end..]) {
+                Some(i) if json[end + i] == b'\\' => end += i + 2,
+                Some(i) => {
+                    end += i;
+                    break;
+                }
+                None => return json.len() - open > max,
+            }
+            if end >= json.len() {
+                return json.len() - open > max;
+            }
+        }
+        if end - open > max {
+            return true;
+        }
+        at = end + 1;
+    }
+    false
 }
 
 fn cut_long_leaves(value: &mut Value, max_chars: usize) -> bool {
@@ -464,6 +496,44 @@ fn cut_leaf(leaf: &mut String, max_chars: usize) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// Skipping the parse for arguments without a long string token never changes the
+    /// result: checked against always parsing, on escapes, multi-byte text, nesting, keys and
+    /// broken JSON around the limit.
+    #[test]
+    fn the_long_token_scan_only_skips_arguments_with_nothing_to_cut() {
+        let always_parsing = |arguments: &str, max: usize| -> Option<String> {
+            let mut value: Value = serde_json::from_str(arguments).ok()?;
+            if !(value.is_object() || value.is_array()) || !cut_long_leaves(&mut value, max) {
+                return None;
+            }
+            serde_json::to_string(&value).ok()
+        };
+        let mut cases = vec![
+            r#"{"command":"ls"}"#.to_string(),
+            r#"["a","b"]"#.to_string(),
+            "not json".to_string(),
+            r#"{"unterminated": "abc"#.to_string(),
+            r#"{"a": 12345678901234567890}"#.to_string(),
+        ];
+        for n in [7, 8, 9, 10, 11] {
+            let s = "x".repeat(n);
+            let e = "é".repeat(n);
+            let esc = "\\n".repeat(n);
+            cases.push(format!(r#"{{"content":"{s}"}}"#));
+            cases.push(format!(r#"{{"content":"{e}"}}"#));
+            cases.push(format!(r#"{{"content":"{esc}"}}"#));
+            cases.push(format!(r#"{{"{s}":1}}"#));
+            cases.push(format!(r#"{{"a":{{"b":["{s}", "q\\"{s}"]}}}}"#));
+        }
+        for case in &cases {
+            assert_eq!(
+                truncate_tool_call_args(case, 8),
+                always_parsing(case, 8),
+                "{case}"
+            );
+        }
+    }
 
     fn numbered(lines: usize, sep: &str) -> String {
         let all: Vec<String> = (1..=lines)

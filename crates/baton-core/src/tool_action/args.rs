@@ -45,6 +45,22 @@ impl<'a> Args<'a> {
         })
     }
 
+    /// The line count of the first present string argument among `keys` (as `str_arg`
+    /// chooses it), counted without decoding the string.
+    pub(super) fn line_count(&self, keys: &[&str]) -> Option<usize> {
+        keys.iter().find_map(|k| {
+            let raw = self.raw(k)?;
+            match raw.as_bytes().first()? {
+                b'"' if raw.len() > 2 => line_count(raw),
+                b'[' => list(raw)
+                    .into_iter()
+                    .find(|r| r.starts_with('"'))
+                    .and_then(line_count),
+                _ => None,
+            }
+        })
+    }
+
     /// The first present unsigned number among `keys`, as a JSON number or a numeric string.
     pub(super) fn num_arg(&self, keys: &[&str]) -> Option<u64> {
         keys.iter().find_map(|k| {
@@ -116,13 +132,47 @@ pub(super) enum Words<'a> {
     NotText,
 }
 
-/// A JSON string's value; `None` when `raw` is not a string.
+/// A JSON string's value; `None` when `raw` is not a string. `raw` comes from a parse, so a
+/// string without a backslash is its own value between the quotes (no copy, no second scan).
 fn string(raw: &str) -> Option<Cow<'_, str>> {
-    match serde_json::from_str::<&str>(raw) {
-        Ok(s) => Some(Cow::Borrowed(s)),
-        // Escapes (`\n`, `\"`) need decoding into a new string.
-        Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        return Some(Cow::Borrowed(inner));
     }
+    // Escapes (`\n`, `\"`) need decoding into a new string.
+    serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
+}
+
+/// `value.lines().count()` for the JSON string `raw`, read from its escaped form: counting
+/// the lines of a file being written must not copy the file.
+fn line_count(raw: &str) -> Option<usize> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?.as_bytes();
+    let (mut newlines, mut ends_with_newline) = (0, false);
+    let mut at = 0;
+    while at < inner.len() {
+        let newline = match inner[at] {
+            b'\\' => {
+                let escape = inner.get(at + 1).copied();
+                let width = if escape == Some(b'u') { 6 } else { 2 };
+                let is_newline = match escape {
+                    Some(b'n') => true,
+                    Some(b'u') => inner
+                        .get(at + 2..at + 6)
+                        .is_some_and(|hex| hex.eq_ignore_ascii_case(b"000a")),
+                    _ => false,
+                };
+                at += width;
+                is_newline
+            }
+            _ => {
+                at += 1;
+                false
+            }
+        };
+        newlines += usize::from(newline);
+        ends_with_newline = newline;
+    }
+    Some(newlines + usize::from(!inner.is_empty() && !ends_with_newline))
 }
 
 /// The raw items of a JSON array; empty when `raw` is not one.
@@ -146,6 +196,28 @@ mod tests {
         ));
         assert_eq!(args.str_arg(&["content"]).as_deref(), Some("a\nb"));
         assert_eq!(args.num_arg(&["n"]), Some(7));
+    }
+
+    /// Counting lines on the escaped form gives what decoding and `lines()` give.
+    #[test]
+    fn lines_are_counted_as_decoded_text_counts_them() {
+        for text in [
+            r"",
+            r"a",
+            r"a\n",
+            r"\n",
+            r"a\nb",
+            r"a\r\nb\r\n",
+            r"\n\n\n",
+            r"é\nü\tx\\n",
+            r"x\u000ay",
+            r"x\u000Ay\u000a",
+            r#"q\"\n\""#,
+        ] {
+            let raw = format!("\"{text}\"");
+            let decoded: String = serde_json::from_str(&raw).unwrap();
+            assert_eq!(line_count(&raw), Some(decoded.lines().count()), "{raw}");
+        }
     }
 
     #[test]

@@ -47,11 +47,24 @@ impl Candidates {
 /// cannot match (every match of it contains one of its literals, in such surroundings), so
 /// applying only these is applying them all.
 pub(super) fn candidates(text: &str) -> Candidates {
+    scan(text, false).0
+}
+
+/// For JSON `text` (tool-call arguments): its [`candidates`], and whether an object key may
+/// name a secret (`"api_key": …`, whose value the JSON pass redacts whatever it looks like): a
+/// hint word inside a string that a `:` follows. A hint in a value (`"src/tokenizer.rs"`,
+/// `"author"`) is not one: parsing the arguments of every call that mentions a path with
+/// `key` or `token` in it was a tenth of a compaction (issue #17). Both from one scan.
+pub(super) fn candidates_and_key_hint(text: &str) -> (Candidates, bool) {
+    scan(text, true)
+}
+
+fn scan(text: &str, want_key_hint: bool) -> (Candidates, bool) {
     let Some(index) = INDEX.as_ref() else {
-        return Candidates::all();
+        return (Candidates::all(), true);
     };
     let bytes = text.as_bytes();
-    let mut found = 0u128;
+    let (mut found, mut key_hint) = (0u128, false);
     for m in index.literals.find_overlapping_iter(text) {
         let literal = &index.by_literal[m.pattern().as_usize()];
         found |= literal.anywhere;
@@ -60,7 +73,10 @@ pub(super) fn candidates(text: &str) -> Candidates {
                 found |= 1 << rule;
             }
         }
-        if found == index.literal_rules {
+        if want_key_hint && !key_hint && literal.key_hint {
+            key_hint = string_ends_as_key(&bytes[m.end()..]);
+        }
+        if found == index.literal_rules && (key_hint || !want_key_hint) {
             break;
         }
     }
@@ -69,7 +85,30 @@ pub(super) fn candidates(text: &str) -> Candidates {
             found |= 1 << rule;
         }
     }
-    Candidates(found)
+    (Candidates(found), key_hint)
+}
+
+/// Words a secret-naming JSON key contains.
+const KEY_HINTS: [&str; 7] = [
+    "secret",
+    "token",
+    "passw",
+    "passphrase",
+    "credential",
+    "key",
+    "auth",
+];
+
+/// Whether the JSON string `rest` continues (from inside it) is an object key: its closing
+/// quote is followed by `:`. An escaped quote first counts as a key, to stay on the safe side.
+fn string_ends_as_key(rest: &[u8]) -> bool {
+    let Some(q) = memchr::memchr(b'"', rest) else {
+        return false;
+    };
+    if q > 0 && rest[q - 1] == b'\\' {
+        return true;
+    }
+    rest[q + 1..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':')
 }
 
 /// The rules one literal admits.
@@ -79,6 +118,8 @@ struct LiteralRules {
     anywhere: u128,
     /// Rules admitted where their check accepts the literal's surroundings.
     near: Vec<(usize, Near)>,
+    /// One of the [`KEY_HINTS`].
+    key_hint: bool,
 }
 
 /// Every distinct literal of every rule, and which rules each one admits.
@@ -117,6 +158,14 @@ static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
                 Some(near) => by_literal[at].near.push((i, near)),
             }
         }
+    }
+    for hint in KEY_HINTS {
+        let at = *position.entry(hint).or_insert_with(|| {
+            literals.push(hint);
+            by_literal.push(LiteralRules::default());
+            literals.len() - 1
+        });
+        by_literal[at].key_hint = true;
     }
     let literals = AhoCorasick::builder()
         .ascii_case_insensitive(true)

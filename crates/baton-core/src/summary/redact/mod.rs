@@ -18,11 +18,10 @@ mod rule;
 mod rules;
 
 use crate::message::{Content, Message};
-use candidates::{Candidates, candidates};
+use candidates::{Candidates, candidates, candidates_and_key_hint};
 use judge::{is_secret_literal, is_sensitive_name};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
 /// What a secret is replaced with. Markers match the reference design's, so summaries from
 /// either system read the same.
@@ -51,55 +50,6 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         out = Cow::Owned(next);
     }
     out
-}
-
-/// Whether any rule may match `text`: what lets almost every text skip redaction after one
-/// literal scan.
-fn might_contain_secret(text: &str) -> bool {
-    !candidates(text).is_empty()
-}
-
-/// Whether JSON `text` may have an object key with a secret-like name (`"api_key": …`, whose
-/// value the JSON pass redacts whatever it looks like): a hint word inside a string that a `:`
-/// follows. A hint in a value (`"src/tokenizer.rs"`, `"author"`) is not one: parsing the
-/// arguments of every call that mentions a path with `key` or `token` in it was a tenth of a
-/// compaction (issue #17). Only ever widens what gets the full treatment.
-fn names_a_secret(text: &str) -> bool {
-    const HINTS: [&str; 7] = [
-        "secret",
-        "token",
-        "passw",
-        "passphrase",
-        "credential",
-        "key",
-        "auth",
-    ];
-    // One case-insensitive scan for every hint (overlapping: `passw` and `passphrase`).
-    static AC: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
-        aho_corasick::AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(HINTS)
-            .ok()
-    });
-    let bytes = text.as_bytes();
-    match AC.as_ref() {
-        Some(ac) => ac
-            .find_overlapping_iter(text)
-            .any(|m| string_ends_as_key(&bytes[m.end()..])),
-        None => true,
-    }
-}
-
-/// Whether the JSON string `rest` continues (from inside it) is an object key: its closing
-/// quote is followed by `:`. An escaped quote first counts as a key, to stay on the safe side.
-fn string_ends_as_key(rest: &[u8]) -> bool {
-    let Some(q) = memchr::memchr(b'"', rest) else {
-        return false;
-    };
-    if q > 0 && rest[q - 1] == b'\\' {
-        return true;
-    }
-    rest[q + 1..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':')
 }
 
 /// A bound on repeat passes, far above what real text needs, so pathological input cannot loop.
@@ -185,7 +135,8 @@ fn redact_content(content: &mut Content) {
 /// if something changed. Arguments that are not JSON are redacted as text.
 /// `None` when nothing in `arguments` is a secret.
 fn redacted_arguments(arguments: &str) -> Option<String> {
-    if !might_contain_secret(arguments) && !names_a_secret(arguments) {
+    let (candidates, names_a_secret) = candidates_and_key_hint(arguments);
+    if candidates.is_empty() && !names_a_secret {
         return None;
     }
     let Ok(mut value) = serde_json::from_str::<Value>(arguments) else {
@@ -308,14 +259,14 @@ mod tests {
             r#"{"x": [1], "DB_PASSWORD":"y"}"#,
             r#"{"my\"key": 1}"#,
         ] {
-            assert!(names_a_secret(named), "{named}");
+            assert!(candidates_and_key_hint(named).1, "{named}");
         }
         for unnamed in [
             r#"{"path": "src/tokenizer.rs", "by": "the author, a monkey"}"#,
             r#"{"command": "grep -r key ."}"#,
             "not json with a key in it",
         ] {
-            assert!(!names_a_secret(unnamed), "{unnamed}");
+            assert!(!candidates_and_key_hint(unnamed).1, "{unnamed}");
         }
         // A named key's value is redacted however plain it looks.
         assert_eq!(
