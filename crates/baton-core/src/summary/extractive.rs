@@ -45,14 +45,20 @@ const NO_TASK: &str = "No user request was recorded in the compacted span.";
 const NO_GOAL: &str = "Not stated in the compacted span.";
 const REQUEST_PREFIX: &str = "User asked: ";
 
+// ASCII word boundaries: with a Unicode `\b` the regex crate leaves its fast engines on any
+// non-ASCII text, and these run on every user sentence (issue #17). The words are ASCII; only
+// one glued to a non-ASCII letter (`usé`, `使用use`) reads differently.
 static DECISION: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(let'?s|let us|use|using|don'?t|do not|we will|we'll|should|switch to|instead of|go with|decided?)\b|不要|改用|决定|请|使って|しないで",
+        r"(?i)(?-u:\b)(let'?s|let us|use|using|don'?t|do not|we will|we'll|should|switch to|instead of|go with|decided?)(?-u:\b)|不要|改用|决定|请|使って|しないで",
     )
     .ok()
 });
 static CONSTRAINT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(must|never|always|only|avoid|required?|prefer)\b|必须|禁止|不能|必ず").ok()
+    Regex::new(
+        r"(?i)(?-u:\b)(must|never|always|only|avoid|required?|prefer)(?-u:\b)|必须|禁止|不能|必ず",
+    )
+    .ok()
 });
 
 /// Summarizes a span without any model. Never fails.
@@ -83,7 +89,9 @@ impl Summarizer for ExtractiveSummarizer {
 pub fn summarize_extractively(input: &SummaryInput<'_>) -> String {
     let mut draft = Draft::build(input);
     let limit = input.budget_tokens.saturating_mul(4);
-    while draft.render().chars().count() > limit && draft.trim_one() {}
+    // The size is counted, not rendered: rendering the whole draft after every trim made
+    // this quadratic in the span (a sixth of compacting 10,000 messages, issue #17).
+    while draft.rendered_chars() > limit && draft.trim_one() {}
     draft.render()
 }
 
@@ -223,6 +231,8 @@ impl<'a> Call<'a> {
 /// the rest are gone; every drop is counted in the rendered list.
 struct Bullets {
     items: Vec<String>,
+    /// Characters of each item, kept beside them so sizes are sums, not rescans.
+    item_chars: Vec<usize>,
     head: usize,
     dropped: usize,
     noun: &'static str,
@@ -232,6 +242,7 @@ struct Bullets {
 impl Bullets {
     fn new(items: Vec<String>, noun: &'static str, empty: &'static str) -> Self {
         Bullets {
+            item_chars: items.iter().map(|i| i.chars().count()).collect(),
             items,
             head: 0,
             dropped: 0,
@@ -245,6 +256,7 @@ impl Bullets {
         if self.items.len() > max {
             let excess = self.items.len() - max;
             self.items.drain(..excess);
+            self.item_chars.drain(..excess);
             self.dropped += excess;
         }
         self
@@ -258,13 +270,29 @@ impl Bullets {
             0
         };
         self.items.remove(i);
+        self.item_chars.remove(i);
         self.dropped += 1;
+    }
+
+    fn omission_line(&self) -> String {
+        format!("… {} earlier {} omitted", self.dropped, self.noun)
+    }
+
+    /// `self.body().chars().count()`, without building the body.
+    fn body_chars(&self) -> usize {
+        let omission = (self.dropped > 0).then(|| self.omission_line().chars().count());
+        let lines = self.items.len() + usize::from(omission.is_some());
+        if lines == 0 {
+            return self.empty.chars().count();
+        }
+        let items: usize = self.item_chars.iter().map(|c| c + 2).sum();
+        omission.unwrap_or(0) + items + (lines - 1)
     }
 
     fn body(&self) -> String {
         let mut lines = Vec::new();
         if self.dropped > 0 {
-            lines.push(format!("… {} earlier {} omitted", self.dropped, self.noun));
+            lines.push(self.omission_line());
         }
         lines.extend(self.items.iter().map(|i| format!("- {i}")));
         if lines.is_empty() {
@@ -275,7 +303,7 @@ impl Bullets {
     }
 
     fn size(&self) -> usize {
-        self.items.iter().map(|i| i.chars().count()).sum()
+        self.item_chars.iter().sum()
     }
 }
 
@@ -283,6 +311,8 @@ impl Bullets {
 /// them are rendered as omission lines.
 struct Actions {
     items: Vec<(u64, String)>,
+    /// Characters of each item's text.
+    item_chars: Vec<usize>,
     /// The highest number ever given, so a fully trimmed list still says how much it held.
     last_number: u64,
 }
@@ -295,6 +325,7 @@ impl Actions {
             0
         };
         self.items.remove(i);
+        self.item_chars.remove(i);
     }
 
     fn body(&self) -> String {
@@ -316,9 +347,33 @@ impl Actions {
         }
     }
 
-    fn size(&self) -> usize {
-        self.items.iter().map(|(_, t)| t.chars().count()).sum()
+    /// `self.body().chars().count()`, without building the body.
+    fn body_chars(&self) -> usize {
+        let omission = |n: u64| format!("… {n} earlier actions omitted").chars().count();
+        let (mut chars, mut lines, mut previous) = (0, 0, 0u64);
+        for (i, (n, _)) in self.items.iter().enumerate() {
+            if *n > previous + 1 {
+                chars += omission(n - previous - 1);
+                lines += 1;
+            }
+            chars += digits(*n) + 2 + self.item_chars[i];
+            lines += 1;
+            previous = previous.max(*n);
+        }
+        if lines == 0 {
+            return self.body().chars().count();
+        }
+        chars + lines - 1
     }
+
+    fn size(&self) -> usize {
+        self.item_chars.iter().sum()
+    }
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 struct Draft {
@@ -388,6 +443,36 @@ impl Draft {
             .collect();
         out.push(self.ledger.clone());
         out.join("\n\n")
+    }
+
+    /// `self.render().chars().count()`, without rendering: the lists' bodies are counted
+    /// from their items' cached sizes.
+    fn rendered_chars(&self) -> usize {
+        let joined = |lines: &[String]| {
+            lines.iter().map(|l| l.chars().count()).sum::<usize>() + lines.len().saturating_sub(1)
+        };
+        let bodies = [
+            self.active_task.chars().count(),
+            self.goal.chars().count(),
+            self.constraints.body_chars(),
+            self.actions.body_chars(),
+            joined(&self.active_state),
+            joined(&self.in_progress),
+            self.blocked.body_chars(),
+            self.decisions.body_chars(),
+            self.resolved.body_chars(),
+            self.pending.body_chars(),
+            self.files.body_chars(),
+            joined(&self.remaining),
+            joined(&self.critical),
+        ];
+        let sections: usize = sections::WRITTEN
+            .iter()
+            .zip(bodies)
+            .map(|(heading, body)| heading.chars().count() + 1 + body)
+            .sum();
+        // Every section and the ledger, joined by blank lines.
+        sections + self.ledger.chars().count() + 2 * sections::WRITTEN.len()
     }
 
     /// Drops the oldest item of the largest trimmable list; false when nothing is left to trim.
@@ -498,6 +583,7 @@ fn actions(span: &Span<'_>, prev: Option<&str>, focus: &[String]) -> Actions {
         }
     }
     Actions {
+        item_chars: items.iter().map(|(_, t)| t.chars().count()).collect(),
         items,
         last_number: next - 1,
     }
@@ -1098,6 +1184,47 @@ mod tests {
         // Without the focus, that middle action is omitted.
         let plain = summarize(&turns, &ledger, None, 100_000);
         assert!(!body(&plain, sections::COMPLETED_ACTIONS).contains("--dbname billing"));
+    }
+
+    /// The trimming loop counts instead of rendering; the count must be the rendered size at
+    /// every step, or the summary would stop trimming too early or too late.
+    #[test]
+    fn the_counted_size_is_the_rendered_size_at_every_trim() {
+        let mut turns = transcript();
+        for i in 0..40 {
+            turns.extend(transcript().into_iter().map(|mut m| {
+                if let Some(crate::message::Content::Text(t)) = &mut m.content {
+                    t.push_str(&format!(" (round {i}, é漢)"));
+                }
+                m
+            }));
+        }
+        let ledger = observed(&turns);
+        let refs: Vec<&Message> = turns.iter().collect();
+        let prev = "## Completed Actions\n1. RAN `ls`\n7. READ a.rs\n## Key Decisions\n- keep it";
+        let input = SummaryInput {
+            turns: &refs,
+            previous_summary: Some(prev),
+            focus_topic: None,
+            budget_tokens: 10,
+            ledger: &ledger,
+            prompt: "",
+            first_request: None,
+        };
+        let mut draft = Draft::build(&input);
+        let mut steps = 0;
+        loop {
+            assert_eq!(
+                draft.rendered_chars(),
+                draft.render().chars().count(),
+                "step {steps}"
+            );
+            if !draft.trim_one() {
+                break;
+            }
+            steps += 1;
+        }
+        assert!(steps > 20, "only {steps} trims");
     }
 
     #[test]

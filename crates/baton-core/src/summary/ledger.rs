@@ -696,24 +696,24 @@ pub fn sentences(text: &str) -> Vec<String> {
 }
 
 fn split_line_into_sentences(line: &str, out: &mut Vec<String>) {
-    let chars: Vec<char> = line.chars().collect();
-    let mut current = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        current.push(c);
-        let at_break = chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+    let mut start = 0;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let at_break = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
         if matches!(c, '。' | '！' | '？') || (matches!(c, '.' | '!' | '?') && at_break) {
-            flush_sentence(&mut current, out);
+            let end = i + c.len_utf8();
+            push_sentence(&line[start..end], out);
+            start = end;
         }
     }
-    flush_sentence(&mut current, out);
+    push_sentence(&line[start..], out);
 }
 
-fn flush_sentence(current: &mut String, out: &mut Vec<String>) {
-    let s = current.trim();
+fn push_sentence(sentence: &str, out: &mut Vec<String>) {
+    let s = sentence.trim();
     if !s.is_empty() {
         out.push(s.to_string());
     }
-    current.clear();
 }
 
 /// The first `max` characters of `s` (never splits a character).
