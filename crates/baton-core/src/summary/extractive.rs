@@ -963,12 +963,22 @@ fn matches_re(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
 
 /// `s` on one line (whitespace runs collapsed), at most `max` characters with an ellipsis.
 fn one_line(s: &str, max: usize) -> String {
-    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        format!("{}…", ledger::clip(&flat, max.saturating_sub(1)))
+    // Built word by word and abandoned once past `max`: a long reply or output is read only
+    // as far as the line it gives.
+    let mut flat = String::new();
+    let mut chars = 0;
+    for word in s.split_whitespace() {
+        if !flat.is_empty() {
+            flat.push(' ');
+            chars += 1;
+        }
+        flat.push_str(word);
+        chars += word.chars().count();
+        if chars > max {
+            return format!("{}…", ledger::clip(&flat, max.saturating_sub(1)));
+        }
     }
+    flat
 }
 
 #[cfg(test)]
