@@ -98,14 +98,15 @@ impl ResultShape {
 
 /// Stubs for tools whose *name* says more than their classified action does.
 fn named_stub(name: &str, arguments: &str, content: &str, shape: &ResultShape) -> Option<String> {
-    let args = parse_object(arguments);
+    // The arguments are parsed only for the names that read them: this runs for every call.
     match name.to_ascii_lowercase().as_str() {
-        "write_stdin" => Some(stdin_stub(&args, content, shape)),
+        "write_stdin" => Some(stdin_stub(&parse_object(arguments), content, shape)),
         "todowrite" | "write_todos" | "todo" | "update_plan" => Some(format!(
             "updated the task list ({} chars result)",
             shape.chars_label()
         )),
         "execute_code" | "run_ipython" | "python" => {
+            let args = parse_object(arguments);
             let code = string_value(&args, &["code", "source"])?;
             Some(format!(
                 "ran code `{}` -> {} lines output",

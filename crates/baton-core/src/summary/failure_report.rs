@@ -7,6 +7,9 @@
 //! every process and scanned every byte of every result's start (issue #17). Letters compare
 //! ASCII case-insensitively and words end at an ASCII word boundary.
 
+use aho_corasick::AhoCorasick;
+use std::sync::LazyLock;
+
 /// How much of a result is read.
 const HEAD_CHARS: usize = 2_000;
 
@@ -16,41 +19,50 @@ const LINE_WORDS: [&[u8]; 4] = [b"error", b"fatal", b"failed", b"fail"];
 const TRACEBACK: &[u8] = b"traceback (most recent call last)";
 
 /// Phrases that report a failure wherever they are.
-const PHRASES: [&[u8]; 4] = [
-    b"panicked at",
-    b"command not found",
-    b"no such file or directory",
-    b"permission denied",
+const PHRASE_WORDS: [&str; 4] = [
+    "panicked at",
+    "command not found",
+    "no such file or directory",
+    "permission denied",
 ];
 
 pub fn reads_as_failure(output: &str) -> bool {
-    let head = match output.char_indices().nth(HEAD_CHARS) {
-        Some((i, _)) => &output[..i],
-        None => output,
+    // Characters never outnumber bytes: a short output is read whole without counting.
+    let head = match output.len() > HEAD_CHARS {
+        true => match output.char_indices().nth(HEAD_CHARS) {
+            Some((i, _)) => &output[..i],
+            None => output,
+        },
+        false => output,
     };
-    if is_tool_error(head) {
-        return true;
-    }
-    let lower = head.as_bytes().to_ascii_lowercase();
-    head.lines()
-        .map(|line| {
-            // Byte offsets of `line` in `head` (and so in `lower`).
-            let start = line.as_ptr() as usize - head.as_ptr() as usize;
-            let indent = line.len() - line.trim_start().len();
-            &lower[start + indent..start + line.len()]
-        })
-        .any(starts_like_an_error)
-        || PHRASES
-            .iter()
-            .any(|p| memchr::memmem::find(&lower, p).is_some())
+    is_tool_error(head)
+        || head
+            .lines()
+            .any(|line| starts_like_an_error(line.trim_start().as_bytes()))
+        || PHRASES.as_ref().is_some_and(|p| p.is_match(head))
 }
 
-/// A lowercased line (after its indent) opens with an error word that ends there (`error:`,
+/// One case-insensitive scan for every phrase.
+static PHRASES: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(PHRASE_WORDS)
+        .ok()
+});
+
+/// A line (after its indent) opens with an error word that ends there (`error:`,
 /// `error[E0382]`, `FAILED`), not one that goes on (`errors`, `failure`).
 fn starts_like_an_error(line: &[u8]) -> bool {
-    line.starts_with(TRACEBACK)
+    let starts = |word: &[u8]| {
+        line.get(..word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word))
+    };
+    if !matches!(line.first(), Some(b'e' | b'E' | b'f' | b'F' | b't' | b'T')) {
+        return false;
+    }
+    starts(TRACEBACK)
         || LINE_WORDS.iter().any(|word| {
-            line.starts_with(word)
+            starts(word)
                 && line
                     .get(word.len())
                     .is_none_or(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
