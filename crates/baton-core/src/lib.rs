@@ -4,6 +4,7 @@
 //! of its input, touches only local files (`tool_output`), or runs a local process (the exec
 //! summarizer, on the caller's tokio runtime), so builders can embed it anywhere.
 
+mod byte_scan;
 pub mod caching;
 pub mod compress;
 pub mod conversation;

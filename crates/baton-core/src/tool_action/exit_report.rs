@@ -8,6 +8,8 @@
 //! 0.8 ms of a 12 ms `baton compress` (issue #17). Letters compare ASCII case-insensitively;
 //! blanks and digits are ASCII (a non-ASCII digit never parsed as a status anyway).
 
+use crate::byte_scan::skip_while;
+
 /// The exit status `result` reports: the last report in its last 4 KB, else in its first
 /// 1 KB. Agents print the status at the start (Codex) or the end (everyone else) of the
 /// output; reading only those windows keeps this O(1) for multi-megabyte results.
@@ -58,7 +60,7 @@ fn report_at(text: &[u8], at: usize) -> Option<i32> {
     // `exit code: 1`, `exit status 1`, `[command finished with exit code 1]`
     for word in [&b" code"[..], b" status"] {
         if let Some(rest) = after(text, after_exit, word) {
-            let number = skip(text, rest, |b| b == b':' || b.is_ascii_whitespace());
+            let number = skip_while(text, rest, |b| b == b':' || b.is_ascii_whitespace());
             if number > rest {
                 return status(text, number);
             }
@@ -80,21 +82,14 @@ fn after(text: &[u8], at: usize, word: &[u8]) -> Option<usize> {
     (text.get(at..end)?.eq_ignore_ascii_case(word)).then_some(end)
 }
 
-fn skip(text: &[u8], mut at: usize, keep: impl Fn(u8) -> bool) -> usize {
-    while at < text.len() && keep(text[at]) {
-        at += 1;
-    }
-    at
-}
-
 fn skip_blanks(text: &[u8], at: usize) -> usize {
-    skip(text, at, |b| b.is_ascii_whitespace())
+    skip_while(text, at, |b| b.is_ascii_whitespace())
 }
 
 /// `-?[0-9]+` at `at`, as a status; `None` when absent or out of range.
 fn status(text: &[u8], at: usize) -> Option<i32> {
     let digits_from = at + usize::from(text.get(at) == Some(&b'-'));
-    let end = skip(text, digits_from, |b| b.is_ascii_digit());
+    let end = skip_while(text, digits_from, |b| b.is_ascii_digit());
     if end == digits_from {
         return None;
     }

@@ -12,6 +12,8 @@
 //! from the rule's own pattern. Bytes are compared as ASCII, like the literals (Unicode case
 //! folding, `ſ` for `s` and `K` for `k`, is not followed, as before).
 
+use crate::byte_scan::skip_while;
+
 /// Decides, from the whole text and the byte range of one literal occurrence, whether the
 /// rule's pattern could match around it.
 pub(super) type Near = fn(&[u8], usize, usize) -> bool;
@@ -33,14 +35,6 @@ fn is_blank(b: u8) -> bool {
     b == b' ' || b == b'\t'
 }
 
-/// The index of the first byte at or after `at` that `keep` rejects.
-fn skip(text: &[u8], mut at: usize, keep: impl Fn(u8) -> bool) -> usize {
-    while at < text.len() && keep(text[at]) {
-        at += 1;
-    }
-    at
-}
-
 fn byte_at(text: &[u8], at: usize) -> Option<u8> {
     text.get(at).copied()
 }
@@ -52,7 +46,7 @@ pub(super) fn word_start(text: &[u8], start: usize, _: usize) -> bool {
 
 /// `NAME` then optional blanks then `=` (`password = …`, `AccountKey=…`).
 pub(super) fn then_equals(text: &[u8], start: usize, end: usize) -> bool {
-    word_start(text, start, end) && byte_at(text, skip(text, end, is_blank)) == Some(b'=')
+    word_start(text, start, end) && byte_at(text, skip_while(text, end, is_blank)) == Some(b'=')
 }
 
 /// `authorization`, an optional quote, blanks, then `:` or `=`.
@@ -62,12 +56,15 @@ pub(super) fn then_colon_or_equals(text: &[u8], start: usize, end: usize) -> boo
         at += 1;
     }
     word_start(text, start, end)
-        && matches!(byte_at(text, skip(text, at, is_blank)), Some(b':' | b'='))
+        && matches!(
+            byte_at(text, skip_while(text, at, is_blank)),
+            Some(b':' | b'=')
+        )
 }
 
 /// `password`, blanks, `:`, then at least one blank.
 pub(super) fn then_colon_blank(text: &[u8], start: usize, end: usize) -> bool {
-    let colon = skip(text, end, is_blank);
+    let colon = skip_while(text, end, is_blank);
     word_start(text, start, end)
         && byte_at(text, colon) == Some(b':')
         && byte_at(text, colon + 1).is_some_and(is_blank)
@@ -75,7 +72,7 @@ pub(super) fn then_colon_blank(text: &[u8], start: usize, end: usize) -> bool {
 
 /// "my password is …": blanks before the word, then blanks and `is`, `was` or `will be`.
 pub(super) fn in_password_sentence(text: &[u8], start: usize, end: usize) -> bool {
-    let verb = skip(text, end, is_blank);
+    let verb = skip_while(text, end, is_blank);
     let rest = &text[verb..];
     let starts =
         |word: &[u8]| rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word);
@@ -90,7 +87,7 @@ fn flag_later(text: &[u8], start: usize, end: usize, flags: &[&[u8]]) -> bool {
     if !word_start(text, start, end) {
         return false;
     }
-    let segment_end = skip(text, end, |b| !matches!(b, b'\n' | b'|' | b';' | b'&'));
+    let segment_end = skip_while(text, end, |b| !matches!(b, b'\n' | b'|' | b';' | b'&'));
     let segment = &text[end..segment_end];
     segment
         .windows(2)
@@ -122,11 +119,11 @@ pub(super) fn url_with_password(text: &[u8], start: usize, end: usize) -> bool {
     if start == 0 || !scheme_char(text[start - 1]) {
         return false;
     }
-    let colon = skip(text, end, user_char);
+    let colon = skip_while(text, end, user_char);
     if byte_at(text, colon) != Some(b':') {
         return false;
     }
-    let secret_end = skip(text, colon + 1, secret_char);
+    let secret_end = skip_while(text, colon + 1, secret_char);
     text[colon + 1..secret_end]
         .iter()
         .skip(1)
@@ -135,7 +132,7 @@ pub(super) fn url_with_password(text: &[u8], start: usize, end: usize) -> bool {
 
 /// `https://<32 hex>@…sentry`.
 pub(super) fn sentry_dsn(text: &[u8], _: usize, end: usize) -> bool {
-    let hex_end = skip(text, end, |b| {
+    let hex_end = skip_while(text, end, |b| {
         b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
     });
     hex_end - end >= 32 && byte_at(text, end + 32) == Some(b'@')
@@ -155,7 +152,7 @@ fn name_run(text: &[u8], start: usize, end: usize) -> (usize, usize) {
     while from > 0 && is_name(text[from - 1]) {
         from -= 1;
     }
-    (from, skip(text, end, is_name))
+    (from, skip_while(text, end, is_name))
 }
 
 /// `"api_key": "…"` (quoted key, optionally `\"`-escaped, then `:` or `=`).
@@ -166,7 +163,7 @@ pub(super) fn quoted_key(text: &[u8], start: usize, end: usize) -> bool {
     }
     matches!(byte_at(text, at), Some(b'"' | b'\''))
         && matches!(
-            byte_at(text, skip(text, at + 1, is_blank)),
+            byte_at(text, skip_while(text, at + 1, is_blank)),
             Some(b':' | b'=')
         )
 }
@@ -174,7 +171,7 @@ pub(super) fn quoted_key(text: &[u8], start: usize, end: usize) -> bool {
 /// `API_KEY=…`.
 pub(super) fn key_equals(text: &[u8], start: usize, end: usize) -> bool {
     let (_, at) = name_run(text, start, end);
-    byte_at(text, skip(text, at, is_blank)) == Some(b'=')
+    byte_at(text, skip_while(text, at, is_blank)) == Some(b'=')
 }
 
 /// `--api-key value`.
@@ -189,7 +186,7 @@ pub(super) fn key_colon(text: &[u8], start: usize, end: usize) -> bool {
     if matches!(byte_at(text, at), Some(b'"' | b'\'')) {
         at += 1;
     }
-    let colon = skip(text, at, is_blank);
+    let colon = skip_while(text, at, is_blank);
     byte_at(text, colon) == Some(b':') && byte_at(text, colon + 1).is_some_and(is_blank)
 }
 
@@ -209,7 +206,7 @@ pub(super) fn discord_shape(text: &[u8]) -> bool {
         let second = i + 7;
         byte_at(text, second) == Some(b'.')
             && text[i + 1..second].iter().all(|&b| token(b))
-            && skip(text, second + 1, token) - (second + 1) >= 27
+            && skip_while(text, second + 1, token) - (second + 1) >= 27
             && text[..i].iter().rev().take_while(|&&b| token(b)).count() >= 24
     })
 }
