@@ -44,7 +44,7 @@ pub(super) fn word_start(text: &[u8], start: usize, _: usize) -> bool {
     start == 0 || !is_word(text[start - 1])
 }
 
-/// `NAME` then optional blanks then `=` (`password = …`, `AccountKey=…`).
+/// The word, optional blanks, then `=` (`password = …`, `AccountKey=…`).
 pub(super) fn then_equals(text: &[u8], start: usize, end: usize) -> bool {
     word_start(text, start, end) && byte_at(text, skip_while(text, end, is_blank)) == Some(b'=')
 }
