@@ -10,6 +10,13 @@ pub(crate) fn skip_while(text: &[u8], mut at: usize, keep: impl Fn(u8) -> bool) 
     at
 }
 
+/// The index after `word` when `text` continues with it at `at`, letters compared ASCII
+/// case-insensitively (how every recognizer compares the words it looks for).
+pub(crate) fn word_at(text: &[u8], at: usize, word: &[u8]) -> Option<usize> {
+    let end = at.checked_add(word.len())?;
+    text.get(at..end)?.eq_ignore_ascii_case(word).then_some(end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -19,5 +26,13 @@ mod tests {
         assert_eq!(skip_while(b"  x", 0, |b| b == b' '), 2);
         assert_eq!(skip_while(b"   ", 1, |b| b == b' '), 3);
         assert_eq!(skip_while(b"ab", 5, |_| true), 5);
+    }
+
+    #[test]
+    fn words_match_ascii_case_insensitively_and_within_the_text() {
+        assert_eq!(word_at(b"an EXIT code", 3, b"exit"), Some(7));
+        assert_eq!(word_at(b"exi", 0, b"exit"), None);
+        assert_eq!(word_at(b"exit", 9, b"exit"), None);
+        assert_eq!(word_at("É".as_bytes(), 0, "é".as_bytes()), None);
     }
 }

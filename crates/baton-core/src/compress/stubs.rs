@@ -443,27 +443,30 @@ pub fn truncate_tool_call_args(arguments: &str, leaf_max_chars: usize) -> Option
 /// its quotes. Text that is not JSON may answer either way; it fails to parse after.
 fn has_string_token_longer_than(json: &[u8], max: usize) -> bool {
     let mut at = 0;
-    while let Some(open) = memchr::memchr(b'"', &json[at..]).map(|i| at + i + 1) {
-        let mut end = open;
-        loop {
-            match memchr::memchr2(b'"', b'\\', &json[end..]) {
-                Some(i) if json[end + i] == b'\\' => end += i + 2,
-                Some(i) => {
-                    end += i;
-                    break;
-                }
-                None => return json.len() - open > max,
-            }
-            if end >= json.len() {
-                return json.len() - open > max;
-            }
-        }
-        if end - open > max {
+    while let Some(i) = json.get(at..).and_then(|rest| memchr::memchr(b'"', rest)) {
+        let open = at + i + 1;
+        let close = closing_quote(json, open);
+        if close - open > max {
             return true;
         }
-        at = end + 1;
+        at = close + 1;
     }
     false
+}
+
+/// The index of the quote that closes the JSON string whose text starts at `at` (escapes
+/// skipped), or the end of `json` when none does.
+fn closing_quote(json: &[u8], mut at: usize) -> usize {
+    while let Some(i) = json
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        if json[at + i] == b'"' {
+            return at + i;
+        }
+        at += i + 2;
+    }
+    json.len()
 }
 
 fn cut_long_leaves(value: &mut Value, max_chars: usize) -> bool {

@@ -333,13 +333,13 @@ impl Actions {
         let mut previous = 0u64;
         for (n, text) in &self.items {
             if *n > previous + 1 {
-                lines.push(format!("… {} earlier actions omitted", n - previous - 1));
+                lines.push(actions_omitted(n - previous - 1));
             }
             lines.push(format!("{n}. {text}"));
             previous = previous.max(*n);
         }
         if lines.is_empty() && self.last_number > 0 {
-            format!("… {} earlier actions omitted", self.last_number)
+            actions_omitted(self.last_number)
         } else if lines.is_empty() {
             "No tool calls in the compacted span.".into()
         } else {
@@ -349,7 +349,7 @@ impl Actions {
 
     /// `self.body().chars().count()`, without building the body.
     fn body_chars(&self) -> usize {
-        let omission = |n: u64| format!("… {n} earlier actions omitted").chars().count();
+        let omission = |n: u64| actions_omitted(n).chars().count();
         let (mut chars, mut lines, mut previous) = (0, 0, 0u64);
         for (i, (n, _)) in self.items.iter().enumerate() {
             if *n > previous + 1 {
@@ -369,6 +369,11 @@ impl Actions {
     fn size(&self) -> usize {
         self.item_chars.iter().sum()
     }
+}
+
+/// The line standing for `n` actions trimmed or dropped.
+fn actions_omitted(n: u64) -> String {
+    format!("… {n} earlier actions omitted")
 }
 
 /// Decimal digits of `n`.

@@ -7,6 +7,7 @@
 //! every process and scanned every byte of every result's start (issue #17). Letters compare
 //! ASCII case-insensitively and words end at an ASCII word boundary.
 
+use crate::byte_scan::word_at;
 use aho_corasick::AhoCorasick;
 use std::sync::LazyLock;
 
@@ -28,12 +29,13 @@ const PHRASE_WORDS: [&str; 4] = [
 
 pub fn reads_as_failure(output: &str) -> bool {
     // Characters never outnumber bytes: a short output is read whole without counting.
-    let head = match output.len() > HEAD_CHARS {
-        true => match output.char_indices().nth(HEAD_CHARS) {
-            Some((i, _)) => &output[..i],
-            None => output,
-        },
-        false => output,
+    let head = if output.len() > HEAD_CHARS {
+        output
+            .char_indices()
+            .nth(HEAD_CHARS)
+            .map_or(output, |(i, _)| &output[..i])
+    } else {
+        output
     };
     is_tool_error(head)
         || head
@@ -53,10 +55,7 @@ static PHRASES: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
 /// A line (after its indent) opens with an error word that ends there (`error:`,
 /// `error[E0382]`, `FAILED`), not one that goes on (`errors`, `failure`).
 fn starts_like_an_error(line: &[u8]) -> bool {
-    let starts = |word: &[u8]| {
-        line.get(..word.len())
-            .is_some_and(|w| w.eq_ignore_ascii_case(word))
-    };
+    let starts = |word: &[u8]| word_at(line, 0, word).is_some();
     if !matches!(line.first(), Some(b'e' | b'E' | b'f' | b'F' | b't' | b'T')) {
         return false;
     }

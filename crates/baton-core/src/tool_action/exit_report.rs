@@ -8,7 +8,7 @@
 //! 0.8 ms of a 12 ms `baton compress` (issue #17). Letters compare ASCII case-insensitively;
 //! blanks and digits are ASCII (a non-ASCII digit never parsed as a status anyway).
 
-use crate::byte_scan::skip_while;
+use crate::byte_scan::{skip_while, word_at};
 
 /// The exit status `result` reports: the last report in its last 4 KB, else in its first
 /// 1 KB. Agents print the status at the start (Codex) or the end (everyone else) of the
@@ -30,10 +30,7 @@ fn last_report(window: &str) -> Option<i32> {
     while let Some(x) = memchr::memrchr2(b'x', b'X', &bytes[..end]) {
         end = x;
         let Some(at) = x.checked_sub(1) else { break };
-        let is_exit = bytes
-            .get(at..at + 4)
-            .is_some_and(|w| w.eq_ignore_ascii_case(b"exit"));
-        if !is_exit {
+        if word_at(bytes, at, b"exit").is_none() {
             continue;
         }
         let reach = bytes.len().min(at + REPORT_REACH);
@@ -50,7 +47,7 @@ fn report_at(text: &[u8], at: usize) -> Option<i32> {
     // `"exit_code": 1`
     if at > 0
         && text[at - 1] == b'"'
-        && let Some(rest) = after(text, after_exit, b"_code\"")
+        && let Some(rest) = word_at(text, after_exit, b"_code\"")
     {
         let colon = skip_blanks(text, rest);
         if text.get(colon) == Some(&b':') {
@@ -59,7 +56,7 @@ fn report_at(text: &[u8], at: usize) -> Option<i32> {
     }
     // `exit code: 1`, `exit status 1`, `[command finished with exit code 1]`
     for word in [&b" code"[..], b" status"] {
-        if let Some(rest) = after(text, after_exit, word) {
+        if let Some(rest) = word_at(text, after_exit, word) {
             let number = skip_while(text, rest, |b| b == b':' || b.is_ascii_whitespace());
             if number > rest {
                 return status(text, number);
@@ -67,19 +64,13 @@ fn report_at(text: &[u8], at: usize) -> Option<i32> {
         }
     }
     // `exited with code 1`
-    if let Some(rest) = after(text, after_exit, b"ed with code") {
+    if let Some(rest) = word_at(text, after_exit, b"ed with code") {
         let number = skip_blanks(text, rest);
         if number > rest {
             return status(text, number);
         }
     }
     None
-}
-
-/// The index after `word` when `text` continues with it at `at` (ASCII case-insensitive).
-fn after(text: &[u8], at: usize, word: &[u8]) -> Option<usize> {
-    let end = at + word.len();
-    (text.get(at..end)?.eq_ignore_ascii_case(word)).then_some(end)
 }
 
 fn skip_blanks(text: &[u8], at: usize) -> usize {

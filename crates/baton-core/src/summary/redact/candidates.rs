@@ -1,8 +1,8 @@
 //! Which rules could match a text, from one literal scan: almost all text holds none of the
 //! rules' literals and skips redaction at memory speed; the rest searches only the rules whose
-//! literal it holds in the surroundings the rule needs (`near.rs`). This replaced a set of every rule's regex, whose compilation alone was a
-//! sixth of a short `baton compress` and whose match still had to be followed by a search
-//! with each of the 70 rules (issue #17).
+//! literal it holds in the surroundings the rule needs (`near.rs`). This replaced a set of
+//! every rule's regex, whose compilation alone was a sixth of a short `baton compress` and
+//! whose match still had to be followed by a search with each of the 70 rules (issue #17).
 
 use super::near::{Near, Shape};
 use super::rule::{Needs, Rule};
@@ -131,10 +131,29 @@ struct LiteralIndex {
     shapes: Vec<(usize, Shape)>,
 }
 
+/// Distinct literals in the order first seen, with what each admits.
+#[derive(Default)]
+struct LiteralTable {
+    position: HashMap<&'static str, usize>,
+    literals: Vec<&'static str>,
+    by_literal: Vec<LiteralRules>,
+}
+
+impl LiteralTable {
+    /// The entry of `literal`, added the first time it is seen (rules share literals, and
+    /// the key hints are mostly rule literals too).
+    fn entry(&mut self, literal: &'static str) -> &mut LiteralRules {
+        let at = *self.position.entry(literal).or_insert_with(|| {
+            self.literals.push(literal);
+            self.by_literal.push(LiteralRules::default());
+            self.literals.len() - 1
+        });
+        &mut self.by_literal[at]
+    }
+}
+
 static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
-    let mut position: HashMap<&'static str, usize> = HashMap::new();
-    let mut literals: Vec<&'static str> = Vec::new();
-    let mut by_literal: Vec<LiteralRules> = Vec::new();
+    let mut table = LiteralTable::default();
     let mut literal_rules = 0u128;
     let mut shapes = Vec::new();
     for (i, rule) in RULES.iter().enumerate().take(MAX_RULES) {
@@ -148,32 +167,23 @@ static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
         };
         literal_rules |= 1 << i;
         for &literal in rule.needs.literals() {
-            let at = *position.entry(literal).or_insert_with(|| {
-                literals.push(literal);
-                by_literal.push(LiteralRules::default());
-                literals.len() - 1
-            });
+            let entry = table.entry(literal);
             match near {
-                None => by_literal[at].anywhere |= 1 << i,
-                Some(near) => by_literal[at].near.push((i, near)),
+                None => entry.anywhere |= 1 << i,
+                Some(near) => entry.near.push((i, near)),
             }
         }
     }
     for hint in KEY_HINTS {
-        let at = *position.entry(hint).or_insert_with(|| {
-            literals.push(hint);
-            by_literal.push(LiteralRules::default());
-            literals.len() - 1
-        });
-        by_literal[at].key_hint = true;
+        table.entry(hint).key_hint = true;
     }
     let literals = AhoCorasick::builder()
         .ascii_case_insensitive(true)
-        .build(&literals)
+        .build(&table.literals)
         .ok()?;
     Some(LiteralIndex {
         literals,
-        by_literal,
+        by_literal: table.by_literal,
         literal_rules,
         shapes,
     })

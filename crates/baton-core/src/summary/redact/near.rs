@@ -12,7 +12,7 @@
 //! from the rule's own pattern. Bytes are compared as ASCII, like the literals (Unicode case
 //! folding, `ſ` for `s` and `K` for `k`, is not followed, as before).
 
-use crate::byte_scan::skip_while;
+use crate::byte_scan::{skip_while, word_at};
 
 /// Decides, from the whole text and the byte range of one literal occurrence, whether the
 /// rule's pattern could match around it.
@@ -73,9 +73,7 @@ pub(super) fn then_colon_blank(text: &[u8], start: usize, end: usize) -> bool {
 /// "my password is …": blanks before the word, then blanks and `is`, `was` or `will be`.
 pub(super) fn in_password_sentence(text: &[u8], start: usize, end: usize) -> bool {
     let verb = skip_while(text, end, is_blank);
-    let rest = &text[verb..];
-    let starts =
-        |word: &[u8]| rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word);
+    let starts = |word: &[u8]| word_at(text, verb, word).is_some();
     start > 0
         && is_blank(text[start - 1])
         && verb > end
