@@ -22,8 +22,7 @@ fn converse(tui: &Tui, prompts: &[&str]) {
         // Long answers scroll past the screen: look in everything written.
         tui.wait_for_output(&format!("noted: {prompt}"));
         // The answer goes on streaming after that line: wait for the turn's end (an empty
-        // prompt), or the caller's next line is typed into the running turn, where Enter does
-        // not submit (a CI flake of `/pin`).
+        // prompt), so the prompt count the caller waits on next is this turn's.
         tui.wait_until("the turn's end", |screen| {
             screen.lines().any(|l| l.trim_end() == "›")
         });

@@ -53,6 +53,10 @@ fn slash_memory_shows_adds_and_removes_entries_on_disk() {
     assert!(file.contains("cargo xtask dist"), "{file}");
     tui.wait_for_prompt(2);
     tui.submit("/memory user Prefers short answers");
+    // The prompt count also grows with the editor's redraws: wait for the command's own line.
+    tui.wait_until("the second entry added", |screen| {
+        screen.matches("Entry added.").count() >= 2
+    });
     tui.wait_for_prompt(3);
     tui.submit("/memory");
     let screen = tui.wait_for("about you");

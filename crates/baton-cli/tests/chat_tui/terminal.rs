@@ -262,3 +262,28 @@ fn keys_typed_during_a_turn_are_not_echoed_into_the_answer_and_wait_for_the_prom
     tui.wait_for("second answer");
     assert_eq!(server.requests()[1].last_user_text(), "typed ahead");
 }
+
+#[test]
+fn a_line_typed_with_enter_during_a_turn_is_submitted_when_the_prompt_returns() {
+    let server = ScriptedServer::start_background(Script::replies([
+        Reply::text("streaming ".repeat(30)).with_stream_interval(Duration::from_millis(20)),
+        Reply::text("second answer"),
+    ]))
+    .unwrap();
+    let h = home();
+    let tui = Tui::start(&server, h.path(), &[]);
+    tui.wait_for_prompt(1);
+    tui.submit("first");
+    tui.wait_for("streaming streaming");
+    // Enter typed ahead must stay Enter: as a line feed the editor would read Ctrl-J and wait
+    // with a two-line prompt.
+    tui.submit("typed ahead");
+    let screen = tui.wait_for("second answer");
+    assert_eq!(server.requests()[1].last_user_text(), "typed ahead");
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.contains("streaming") && l.contains("typed ahead")),
+        "echoed into the answer: {screen}"
+    );
+}

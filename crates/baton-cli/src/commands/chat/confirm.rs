@@ -39,9 +39,9 @@ impl Approver for TerminalApprover {
             crate::output::err(format_args!(
                 "Allow it? [y]es / [N]o / [a]ll for this run: "
             ));
-            // The interactive terminal hides typing during a turn; the answer must be seen.
-            let echoed = super::echo::is_on();
-            super::echo::set(true);
+            // The interactive terminal holds typing during a turn; the answer must be seen.
+            let held = super::typeahead::is_held();
+            super::typeahead::hold(false);
             let abandoned = Arc::new(AtomicBool::new(false));
             let reader = {
                 let abandoned = abandoned.clone();
@@ -55,7 +55,7 @@ impl Approver for TerminalApprover {
                     None
                 }
             };
-            super::echo::set(echoed);
+            super::typeahead::hold(held);
             match answer.as_deref().map(str::trim) {
                 Some("y" | "Y" | "yes") => Approval::Allowed,
                 Some("a" | "A" | "all") => {

@@ -2,12 +2,12 @@
 //! turns non-interactively ([`oneshot`]); on a terminal it is the interactive agent ([`tui`]).
 
 mod confirm;
-mod echo;
 pub mod from_config;
 mod launch;
 mod oneshot;
 mod printer;
 mod tui;
+mod typeahead;
 
 use crate::commands::Failure;
 use crate::commands::settings::Settings;

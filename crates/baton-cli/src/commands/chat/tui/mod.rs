@@ -142,14 +142,22 @@ impl Chat {
                     if let Some(warning) = editor::remember(&mut editor, &history, &text) {
                         self.view.line(&warning, Tone::Warn);
                     }
-                    match slash::parse(&text) {
-                        Err(why) => self.view.line(&why, Tone::Bad),
-                        Ok(Input::Prompt(prompt)) => self.turn(&prompt).await,
-                        Ok(Input::Command(command)) => {
-                            if let Flow::Quit = self.command(command).await {
-                                return Ok(());
-                            }
+                    // Keys typed while the turn or command runs wait for the next prompt.
+                    super::typeahead::hold(true);
+                    let flow = match slash::parse(&text) {
+                        Err(why) => {
+                            self.view.line(&why, Tone::Bad);
+                            Flow::Continue
                         }
+                        Ok(Input::Prompt(prompt)) => {
+                            self.turn(&prompt).await;
+                            Flow::Continue
+                        }
+                        Ok(Input::Command(command)) => self.command(command).await,
+                    };
+                    super::typeahead::hold(false);
+                    if let Flow::Quit = flow {
+                        return Ok(());
                     }
                 }
                 Err(ReadlineError::Interrupted) => {
@@ -169,7 +177,6 @@ impl Chat {
     /// Runs one turn; Ctrl-C (SIGINT: the prompt is not in raw mode during a turn) ends it.
     async fn turn(&mut self, prompt: &str) {
         self.interrupt.clear();
-        super::echo::set(false);
         let view = &mut self.view;
         let mut sink = |event: AgentEvent| view.show(&event);
         let result = self
@@ -180,7 +187,6 @@ impl Chat {
             self.view.line(&format!("error: {e}"), Tone::Bad);
             self.view.set_activity(Activity::Idle);
         }
-        super::echo::set(true);
         // A blank line between one exchange and the next prompt.
         self.view.line("", Tone::Plain);
         self.view.sync_status(&mut self.agent);
