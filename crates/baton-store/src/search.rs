@@ -18,6 +18,8 @@ use rusqlite::{Connection, params_from_iter, types::Value};
 use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
+
+mod words;
 use crate::search_core::{
     GroupHits, Row, TermHits, Via, find_match, normalise_into, rank, scan_scores,
     window_hit_snippet,
@@ -236,10 +238,7 @@ impl Searcher<'_> {
     fn run(&self, parsed: &ParsedQuery) -> rusqlite::Result<Vec<SearchHit>> {
         let mut groups = Vec::with_capacity(parsed.groups.len());
         for group in &parsed.groups {
-            let mut must = Vec::new();
-            for t in &group.must {
-                must.push((t.clone(), self.term_hits(t, TERM_CANDIDATE_CAP)?));
-            }
+            let must = self.must_hits(&group.must)?;
             let mut must_not = HashSet::new();
             for t in &group.must_not {
                 must_not.extend(self.term_hits(t, -1)?.into_keys());
@@ -260,17 +259,7 @@ impl Searcher<'_> {
             Route::Word => {
                 let raw = self.fts_scores("messages_fts", &term.fts5(), None, cap)?;
                 normalise_into(&mut hits, raw, 1.0, Via::Fts);
-                if self.word_queue {
-                    let raw = self.scan(term, cap, ScanOf::WordQueue)?;
-                    normalise_into(&mut hits, raw, 1.0, Via::Window);
-                }
-                // Identifiers glued to CJK (`配置config_path文件`) are not
-                // unicode61 tokens; find them by substring and keep those
-                // whose match is not inside a longer Latin word.
-                if term.text.chars().count() >= 3 {
-                    let raw = self.supplement(term, cap.min(SUPPLEMENT_CAP))?;
-                    normalise_into(&mut hits, raw, SUPPLEMENT_WEIGHT, Via::Window);
-                }
+                self.beyond_the_word_index(term, cap)?.add_to(&mut hits);
             }
             Route::Substring | Route::Short => {
                 let raw = match self.cjk_index.then(|| crate::cjk_index::match_expr(term)) {

@@ -267,3 +267,45 @@ fn tool_call_snippets_show_the_call_name_and_argument_text_not_raw_json() {
         assert!(!h.snippet.contains('\\') && !h.snippet.contains("\"function\""));
     }
 }
+
+#[test]
+fn two_words_find_every_message_holding_both_past_the_common_words_cap() {
+    let conn = db();
+    session(&conn, "s", "cli", 0.0);
+    let both = msg(&conn, "s", "tool", "cargo test passed", 1.0);
+    // Newer than it: more messages holding the common word than a term's candidate cap.
+    let tx = conn.unchecked_transaction().unwrap();
+    let newer = crate::search::TERM_CANDIDATE_CAP + 100;
+    for i in 0..newer {
+        msg(&tx, "s", "tool", &format!("test {i} failed"), 2.0 + i as f64);
+    }
+    tx.commit().unwrap();
+    assert_eq!(ids(&conn, &SearchQuery::new("cargo test")), vec![both]);
+    assert_eq!(ids(&conn, &SearchQuery::new("test cargo")), vec![both]);
+    assert_eq!(ids(&conn, &SearchQuery::new("cargo NOT test")), Vec::<i64>::new());
+}
+
+/// One word a token, the other glued to CJK text: the joint fetch over the word index cannot
+/// see the message, the glued word's supplement can, and the token word is looked up for it.
+#[test]
+fn a_word_glued_to_cjk_and_a_separate_word_are_found_together() {
+    for with_cjk_index in [false, true] {
+        let conn = db();
+        session(&conn, "s", "cli", 0.0);
+        let mixed = msg(&conn, "s", "user", "请运行cargo命令, then check the test log", 1.0);
+        let tokens = msg(&conn, "s", "user", "cargo test is green", 2.0);
+        msg(&conn, "s", "user", "运行cargo命令 only", 3.0);
+        msg(&conn, "s", "user", "the test only", 4.0);
+        if with_cjk_index {
+            let tx = conn.unchecked_transaction().unwrap();
+            crate::cjk_index::create_and_backfill(&tx).unwrap();
+            tx.execute_batch("DROP TABLE messages_fts_trigram").unwrap();
+            tx.commit().unwrap();
+        }
+        let mut found = ids(&conn, &SearchQuery::new("cargo test"));
+        found.sort_unstable();
+        assert_eq!(found, vec![mixed, tokens], "CJK index: {with_cjk_index}");
+        let hits = search(&conn, &SearchQuery::new("cargo test")).unwrap();
+        assert_eq!(hits[0].message_id, tokens, "both words as tokens rank first");
+    }
+}
