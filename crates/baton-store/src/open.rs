@@ -66,6 +66,9 @@ impl JournalMode {
 pub(crate) struct Opened {
     pub conn: Connection,
     pub journal_mode: JournalMode,
+    /// The schema is the current version: every column and index it declares is there, so
+    /// nothing needs to be looked up (each lookup is a statement to parse and plan).
+    pub current: bool,
 }
 
 /// Opens (creating when allowed) the database at `path`.
@@ -145,6 +148,7 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
         return Ok(Opened {
             conn,
             journal_mode: JournalMode::parse(&mode),
+            current: version == Some(schema::SCHEMA_VERSION),
         });
     }
     // Before anything that writes: a damaged database is refused as it is.
@@ -158,7 +162,11 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
     // journal (the WAL) is what recovery reads.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     with_write_tx(&mut conn, |tx| schema::init(tx, path))?;
-    Ok(Opened { conn, journal_mode })
+    Ok(Opened {
+        conn,
+        journal_mode,
+        current: true,
+    })
 }
 
 /// Prepared statements a connection keeps.
@@ -173,6 +181,7 @@ pub(crate) fn open_memory() -> Result<Opened> {
     Ok(Opened {
         conn,
         journal_mode: JournalMode::Other("memory".into()),
+        current: true,
     })
 }
 
@@ -246,5 +255,35 @@ mod tests {
         assert!(is_wal_incompatible(&failure(10, "disk I/O error")));
         assert!(is_wal_incompatible(&failure(23, "not authorized")));
         assert!(!is_wal_incompatible(&failure(5, "database is locked")));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod current_schema_tests {
+    use super::*;
+
+    /// A current database is not asked which columns and indexes it has (`Opened::current`):
+    /// the schema must really declare all of them.
+    #[test]
+    fn a_current_schema_has_every_column_and_index_a_store_assumes_without_asking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        drop(open_path(&path, &OpenOptions::default()).unwrap());
+        let opened = open_path(
+            &path,
+            &OpenOptions {
+                read_only: true,
+                ..OpenOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(opened.current);
+        let columns = schema::column_names(&opened.conn, "messages").unwrap();
+        for column in crate::sqlite::MESSAGE_COLUMNS {
+            assert!(columns.iter().any(|c| c == column), "no messages.{column}");
+        }
+        assert!(crate::cjk_index::is_present(&opened.conn).unwrap());
+        assert!(crate::deferred_index::is_present(&opened.conn).unwrap());
     }
 }

@@ -32,7 +32,7 @@ const CHECKPOINT_EVERY_N_WRITES: u64 = 50;
 const INLINE_BACKLOG_SHARE: usize = 200;
 
 /// Columns read back for a message, in the order `messages()` reads them.
-const MESSAGE_COLUMNS: [&str; 13] = [
+pub(crate) const MESSAGE_COLUMNS: [&str; 13] = [
     "id",
     "role",
     "content",
@@ -157,10 +157,17 @@ impl SqliteStore {
     }
 
     fn from_opened(opened: open::Opened, path: PathBuf) -> Result<Self> {
-        let present = schema::column_names(&opened.conn, "messages")?;
+        let (present, has_cjk_index, has_word_queue) = if opened.current {
+            let all = MESSAGE_COLUMNS.iter().map(|c| (*c).to_string()).collect();
+            (all, true, true)
+        } else {
+            (
+                schema::column_names(&opened.conn, "messages")?,
+                cjk_index::is_present(&opened.conn)?,
+                crate::deferred_index::is_present(&opened.conn)?,
+            )
+        };
         let has_raw_json = present.iter().any(|c| c == "raw_json");
-        let has_cjk_index = cjk_index::is_present(&opened.conn)?;
-        let has_word_queue = crate::deferred_index::is_present(&opened.conn)?;
         let message_select = MESSAGE_COLUMNS
             .iter()
             .map(|c| {

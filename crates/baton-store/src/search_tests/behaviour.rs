@@ -277,12 +277,21 @@ fn two_words_find_every_message_holding_both_past_the_common_words_cap() {
     let tx = conn.unchecked_transaction().unwrap();
     let newer = crate::search::TERM_CANDIDATE_CAP + 100;
     for i in 0..newer {
-        msg(&tx, "s", "tool", &format!("test {i} failed"), 2.0 + i as f64);
+        msg(
+            &tx,
+            "s",
+            "tool",
+            &format!("test {i} failed"),
+            2.0 + i as f64,
+        );
     }
     tx.commit().unwrap();
     assert_eq!(ids(&conn, &SearchQuery::new("cargo test")), vec![both]);
     assert_eq!(ids(&conn, &SearchQuery::new("test cargo")), vec![both]);
-    assert_eq!(ids(&conn, &SearchQuery::new("cargo NOT test")), Vec::<i64>::new());
+    assert_eq!(
+        ids(&conn, &SearchQuery::new("cargo NOT test")),
+        Vec::<i64>::new()
+    );
 }
 
 /// One word a token, the other glued to CJK text: the joint fetch over the word index cannot
@@ -292,7 +301,13 @@ fn a_word_glued_to_cjk_and_a_separate_word_are_found_together() {
     for with_cjk_index in [false, true] {
         let conn = db();
         session(&conn, "s", "cli", 0.0);
-        let mixed = msg(&conn, "s", "user", "请运行cargo命令, then check the test log", 1.0);
+        let mixed = msg(
+            &conn,
+            "s",
+            "user",
+            "请运行cargo命令, then check the test log",
+            1.0,
+        );
         let tokens = msg(&conn, "s", "user", "cargo test is green", 2.0);
         msg(&conn, "s", "user", "运行cargo命令 only", 3.0);
         msg(&conn, "s", "user", "the test only", 4.0);
@@ -306,6 +321,9 @@ fn a_word_glued_to_cjk_and_a_separate_word_are_found_together() {
         found.sort_unstable();
         assert_eq!(found, vec![mixed, tokens], "CJK index: {with_cjk_index}");
         let hits = search(&conn, &SearchQuery::new("cargo test")).unwrap();
-        assert_eq!(hits[0].message_id, tokens, "both words as tokens rank first");
+        assert_eq!(
+            hits[0].message_id, tokens,
+            "both words as tokens rank first"
+        );
     }
 }
