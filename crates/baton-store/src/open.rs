@@ -143,6 +143,7 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
             schema::shadow_missing_columns(&conn)?;
         }
         conn.pragma_update(None, "query_only", true)?;
+        conn.pragma_update(None, "cache_size", READ_ONLY_CACHE_PAGES)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
         return Ok(Opened {
@@ -168,6 +169,13 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
         current: true,
     })
 }
+
+/// Pages a read-only connection caches. Read-only opens are short commands (`sessions
+/// search`, `show`, `list`) that read most pages once: with SQLite's default (2 MB) every page
+/// read lands in fresh heap memory, and its page fault cost more than the read (a third of a
+/// search's faults). 64 pages keep a statement's B-tree interior pages hot and recycle the
+/// rest: a search process took ~9% less time, and no read-only command got slower (issue #17).
+const READ_ONLY_CACHE_PAGES: i64 = 64;
 
 /// Prepared statements a connection keeps.
 const STATEMENT_CACHE: usize = 64;
