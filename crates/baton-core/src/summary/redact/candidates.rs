@@ -250,6 +250,10 @@ mod tests {
             "Authorization is handled by the gateway",
             "client_secret_name was renamed; a.config.js loads",
             "SKIP this step",
+            "set max_tokens: 4096 in the request",
+            "max_tokens: 4096 # the default",
+            "the secret_key and sk-learn and eyJhbGci",
+            "secret_key_base: x; ntn_1234 secret_abcdefghijklmnopqrstuvwxyz_0123456789",
         ] {
             let found = candidates(text);
             assert!(
@@ -265,6 +269,16 @@ mod tests {
             ("my pin is 4711", "pin"),
             ("Authorization: Bearer abc", "authorization"),
             ("--api-key abc", "key"),
+            (
+                "config:\n  - \"api_token\": s3cr3t-value\r\nnext: 1",
+                "token",
+            ),
+            ("headers:\n\tAuth-Token: 'abc def'", "token"),
+            (
+                "secret_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+                "secret_",
+            ),
+            ("ntn_12345678901abcdefghijklmnopqrstuvwxyz012345678", "ntn_"),
         ] {
             let found = candidates(text);
             assert!(

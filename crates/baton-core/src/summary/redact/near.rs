@@ -44,6 +44,28 @@ pub(super) fn word_start(text: &[u8], start: usize, _: usize) -> bool {
     start == 0 || !is_word(text[start - 1])
 }
 
+/// A provider prefix starting a word and followed by a key's body: every provider pattern
+/// takes at least 8 key characters right after its prefix (`sk-` and 20, `secret_` and 43),
+/// so `secret_key`, `sk-learn` or `task_id` admit nothing. Counted over every character any
+/// key body uses (`sntrys_` keys hold `+/=`).
+pub(super) fn word_start_then_key(text: &[u8], start: usize, end: usize) -> bool {
+    let is_key = |b: u8| is_word(b) || matches!(b, b'-' | b'.' | b'=' | b'+' | b'/' | b'~' | b'$');
+    word_start(text, start, end)
+        && text.len() >= end + 8
+        && text[end..end + 8].iter().all(|&b| is_key(b))
+}
+
+/// Notion keys: `secret_` and 43 letters or digits, or `ntn_` and 11 digits. `secret_` alone
+/// starts many names (`secret_key_base`), so the generic prefix check admits too much here.
+pub(super) fn notion(text: &[u8], start: usize, end: usize) -> bool {
+    let (body, len): (fn(&u8) -> bool, usize) = if end - start == "ntn_".len() {
+        (u8::is_ascii_digit, 11)
+    } else {
+        (u8::is_ascii_alphanumeric, 43)
+    };
+    word_start(text, start, end) && text.len() >= end + len && text[end..end + len].iter().all(body)
+}
+
 /// The word, optional blanks, then `=` (`password = …`, `AccountKey=…`).
 pub(super) fn then_equals(text: &[u8], start: usize, end: usize) -> bool {
     word_start(text, start, end) && byte_at(text, skip_while(text, end, is_blank)) == Some(b'=')
@@ -178,14 +200,61 @@ pub(super) fn key_flag(text: &[u8], start: usize, end: usize) -> bool {
     text[from..start].windows(2).any(|w| w == b"--") && byte_at(text, to).is_some_and(is_blank)
 }
 
-/// `api_key: value` (YAML, HTTP headers): an optional quote, blanks, `:` and a blank.
+/// `api_key: value` alone on its line (YAML, HTTP headers): before the key only blanks, an
+/// optional `- ` and an optional quote since the line's start; after it an optional quote,
+/// blanks, `:` and a blank; and an unquoted value must be one run of non-blanks up to the line's
+/// end. `max_tokens: 4096` in a sentence, or with a comment after it, admits nothing.
 pub(super) fn key_colon(text: &[u8], start: usize, end: usize) -> bool {
-    let (_, mut at) = name_run(text, start, end);
+    let (from, mut at) = name_run(text, start, end);
     if matches!(byte_at(text, at), Some(b'"' | b'\'')) {
         at += 1;
     }
     let colon = skip_while(text, at, is_blank);
-    byte_at(text, colon) == Some(b':') && byte_at(text, colon + 1).is_some_and(is_blank)
+    if byte_at(text, colon) != Some(b':') || !byte_at(text, colon + 1).is_some_and(is_blank) {
+        return false;
+    }
+    starts_its_line(text, from) && value_ends_its_line(text, skip_while(text, colon + 1, is_blank))
+}
+
+/// Only `[ \t]*(?:-[ \t]+)?["']?` between the line's start and `at`.
+fn starts_its_line(text: &[u8], mut at: usize) -> bool {
+    if at > 0 && matches!(text[at - 1], b'"' | b'\'') {
+        at -= 1;
+    }
+    let blanks_end = at;
+    while at > 0 && is_blank(text[at - 1]) {
+        at -= 1;
+    }
+    if at < blanks_end && at > 0 && text[at - 1] == b'-' {
+        at -= 1;
+        while at > 0 && is_blank(text[at - 1]) {
+            at -= 1;
+        }
+    }
+    at == 0 || text[at - 1] == b'\n'
+}
+
+/// A quoted value (checked by the pattern), or `[^\s"'#]\S*[ \t]*\r?$`. Bytes of non-ASCII
+/// characters count as non-blanks, so a Unicode space inside a value admits (the pattern
+/// then decides).
+fn value_ends_its_line(text: &[u8], at: usize) -> bool {
+    let is_space = |b: u8| b.is_ascii_whitespace() || b == 0x0b;
+    match byte_at(text, at) {
+        None => false,
+        Some(b'"' | b'\'' | b'\\') => true,
+        Some(b'#') => false,
+        Some(b) if is_space(b) => false,
+        Some(_) => {
+            let end = skip_while(text, at, |b| !is_space(b));
+            let end = skip_while(text, end, is_blank);
+            let end = if byte_at(text, end) == Some(b'\r') {
+                end + 1
+            } else {
+                end
+            };
+            matches!(byte_at(text, end), None | Some(b'\n'))
+        }
+    }
 }
 
 /// Twilio API keys: `SK` and 32 hex digits, starting a word.

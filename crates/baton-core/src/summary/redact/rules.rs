@@ -174,6 +174,9 @@ fn provider_needs(literals: &'static [&'static str], pattern: &str) -> Needs {
     if literals == ["-us"] {
         return Needs::LiteralNear(literals, near::mailchimp);
     }
+    if literals == ["secret_", "ntn_"] {
+        return Needs::LiteralNear(literals, near::notion);
+    }
     let prefix_after_boundary = pattern
         .strip_prefix(r"(?-u:\b)")
         .is_some_and(|rest| !rest.starts_with('[') && !rest.starts_with("(?:["));
@@ -181,7 +184,7 @@ fn provider_needs(literals: &'static [&'static str], pattern: &str) -> Needs {
         .iter()
         .all(|l| l.starts_with(|c: char| c.is_ascii_alphanumeric()));
     if prefix_after_boundary && literals_start_words {
-        Needs::LiteralNear(literals, near::word_start)
+        Needs::LiteralNear(literals, near::word_start_then_key)
     } else {
         Needs::Literal(literals)
     }
@@ -192,7 +195,7 @@ fn provider_needs(literals: &'static [&'static str], pattern: &str) -> Needs {
 pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let mut specs: Vec<Spec> = vec![(Needs::Literal(&["-----begin"]), pem_pattern(), always)];
     specs.push((
-        Needs::LiteralNear(&["eyj"], near::word_start),
+        Needs::LiteralNear(&["eyj"], near::word_start_then_key),
         r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}".into(),
         always,
     ));
