@@ -480,9 +480,16 @@ impl FieldCtx {
     }
 
     fn string(&self, field: &str, v: Value) -> Result<String, MessageError> {
+        self.string_at(|| field.to_string(), v)
+    }
+
+    /// [`FieldCtx::string`] with the field's name written only for an error: a conversation
+    /// has thousands of tool calls, and naming each one's fields up front was an allocation
+    /// per field read.
+    fn string_at(&self, field: impl FnOnce() -> String, v: Value) -> Result<String, MessageError> {
         match v {
             Value::String(s) => Ok(s),
-            other => Err(self.err(field, "a string", &other)),
+            other => Err(self.err(field(), "a string", &other)),
         }
     }
 }
@@ -647,36 +654,33 @@ fn parse_part(ctx: &FieldCtx, i: usize, v: Value) -> Result<ContentPart, Message
 }
 
 fn parse_tool_call(ctx: &FieldCtx, i: usize, v: Value) -> Result<ToolCall, MessageError> {
-    let field = format!("tool_calls[{i}]");
+    let at = |path: &str| format!("tool_calls[{i}]{path}");
     let Value::Object(mut obj) = v else {
-        return Err(ctx.err(field, "a tool call object", &v));
+        return Err(ctx.err(at(""), "a tool call object", &v));
     };
     let id = match obj.shift_remove("id") {
-        None => return Err(ctx.missing(format!("{field}.id"), "a string")),
-        Some(v) => ctx.string(&format!("{field}.id"), v)?,
+        None => return Err(ctx.missing(at(".id"), "a string")),
+        Some(v) => ctx.string_at(|| at(".id"), v)?,
     };
     let kind = match obj.shift_remove("type") {
         None => None,
-        Some(v) => Some(ctx.string(&format!("{field}.type"), v)?),
+        Some(v) => Some(ctx.string_at(|| at(".type"), v)?),
     };
     let function = match obj.shift_remove("function") {
         None => {
-            return Err(ctx.missing(
-                format!("{field}.function"),
-                "an object with `name` and `arguments`",
-            ));
+            return Err(ctx.missing(at(".function"), "an object with `name` and `arguments`"));
         }
         Some(Value::Object(mut f)) => {
             let name = match f.shift_remove("name") {
-                None => return Err(ctx.missing(format!("{field}.function.name"), "a string")),
-                Some(v) => ctx.string(&format!("{field}.function.name"), v)?,
+                None => return Err(ctx.missing(at(".function.name"), "a string")),
+                Some(v) => ctx.string_at(|| at(".function.name"), v)?,
             };
             let arguments = match f.shift_remove("arguments") {
                 None => String::new(),
                 Some(Value::String(s)) => s,
                 Some(other) => {
                     return Err(ctx.err(
-                        format!("{field}.function.arguments"),
+                        at(".function.arguments"),
                         "a JSON-encoded string",
                         &other,
                     ));
@@ -689,7 +693,7 @@ fn parse_tool_call(ctx: &FieldCtx, i: usize, v: Value) -> Result<ToolCall, Messa
             }
         }
         Some(other) => {
-            return Err(ctx.err(format!("{field}.function"), "an object", &other));
+            return Err(ctx.err(at(".function"), "an object", &other));
         }
     };
     Ok(ToolCall {

@@ -166,6 +166,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("tool_call_id"), "{err}");
+        for (text, field) in [
+            (r#"[{"function":{"name":"f"}}]"#, "tool_calls[0].id"),
+            (
+                r#"[{"id":"a","function":{"name":"f"}},{"id":"c","type":2,"function":{}}]"#,
+                "tool_calls[1].type",
+            ),
+            (
+                r#"[{"id":"c","function":{"name":1}}]"#,
+                "tool_calls[0].function.name",
+            ),
+            (
+                r#"[{"id":"c","function":{"name":"f","arguments":{}}}]"#,
+                "tool_calls[0].function.arguments",
+            ),
+            (r#"[{"id":"c"}]"#, "tool_calls[0].function"),
+            (r#"[7]"#, "tool_calls[0]"),
+        ] {
+            let text = format!(r#"{{"role":"assistant","tool_calls":{text}}}"#);
+            let err = serde_json::from_str::<Message>(&text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(field), "{text}: {err}");
+        }
     }
 
     fn key() -> impl Strategy<Value = String> {
