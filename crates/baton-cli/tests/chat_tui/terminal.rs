@@ -235,8 +235,9 @@ fn ctrl_c_stops_a_running_tool_and_the_turn_ends_interrupted() {
     tui.wait_for("after the interrupt");
 }
 
-#[test]
-fn keys_typed_during_a_turn_are_not_echoed_into_the_answer_and_wait_for_the_prompt() {
+/// A session whose first answer streams for ~0.6 s, with keys to type into it: the server
+/// (its second reply is "second answer"), the home and the terminal, the first turn running.
+fn typing_during_a_streaming_answer() -> (ScriptedServer, tempfile::TempDir, Tui) {
     let server = ScriptedServer::start_background(Script::replies([
         Reply::text("streaming ".repeat(30)).with_stream_interval(Duration::from_millis(20)),
         Reply::text("second answer"),
@@ -247,17 +248,27 @@ fn keys_typed_during_a_turn_are_not_echoed_into_the_answer_and_wait_for_the_prom
     tui.wait_for_prompt(1);
     tui.submit("first");
     tui.wait_for("streaming streaming");
+    (server, h, tui)
+}
+
+fn assert_not_echoed_into_the_answer(screen: &str, typed: &str) {
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.contains("streaming") && l.contains(typed)),
+        "echoed into the answer: {screen}"
+    );
+}
+
+#[test]
+fn keys_typed_during_a_turn_are_not_echoed_into_the_answer_and_wait_for_the_prompt() {
+    let (server, _home, tui) = typing_during_a_streaming_answer();
     tui.keys("typed ahead");
     tui.wait_for_prompt(2);
     let screen = tui.wait_for("› typed ahead");
     let answer_rows = screen.lines().filter(|l| l.contains("streaming")).count();
     assert!(answer_rows > 0);
-    assert!(
-        !screen
-            .lines()
-            .any(|l| l.contains("streaming") && l.contains("typed ahead")),
-        "echoed into the answer: {screen}"
-    );
+    assert_not_echoed_into_the_answer(&screen, "typed ahead");
     tui.keys("\r");
     tui.wait_for("second answer");
     assert_eq!(server.requests()[1].last_user_text(), "typed ahead");
@@ -265,25 +276,11 @@ fn keys_typed_during_a_turn_are_not_echoed_into_the_answer_and_wait_for_the_prom
 
 #[test]
 fn a_line_typed_with_enter_during_a_turn_is_submitted_when_the_prompt_returns() {
-    let server = ScriptedServer::start_background(Script::replies([
-        Reply::text("streaming ".repeat(30)).with_stream_interval(Duration::from_millis(20)),
-        Reply::text("second answer"),
-    ]))
-    .unwrap();
-    let h = home();
-    let tui = Tui::start(&server, h.path(), &[]);
-    tui.wait_for_prompt(1);
-    tui.submit("first");
-    tui.wait_for("streaming streaming");
+    let (server, _home, tui) = typing_during_a_streaming_answer();
     // Enter typed ahead must stay Enter: as a line feed the editor would read Ctrl-J and wait
     // with a two-line prompt.
     tui.submit("typed ahead");
     let screen = tui.wait_for("second answer");
     assert_eq!(server.requests()[1].last_user_text(), "typed ahead");
-    assert!(
-        !screen
-            .lines()
-            .any(|l| l.contains("streaming") && l.contains("typed ahead")),
-        "echoed into the answer: {screen}"
-    );
+    assert_not_echoed_into_the_answer(&screen, "typed ahead");
 }

@@ -312,10 +312,7 @@ fn a_word_glued_to_cjk_and_a_separate_word_are_found_together() {
         msg(&conn, "s", "user", "运行cargo命令 only", 3.0);
         msg(&conn, "s", "user", "the test only", 4.0);
         if with_cjk_index {
-            let tx = conn.unchecked_transaction().unwrap();
-            crate::cjk_index::create_and_backfill(&tx).unwrap();
-            tx.execute_batch("DROP TABLE messages_fts_trigram").unwrap();
-            tx.commit().unwrap();
+            super::with_cjk_index(&conn);
         }
         let mut found = ids(&conn, &SearchQuery::new("cargo test"));
         found.sort_unstable();

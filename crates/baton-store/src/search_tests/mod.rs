@@ -42,3 +42,12 @@ pub(crate) fn msg_tool(
     .unwrap();
     conn.last_insert_rowid()
 }
+
+/// Gives a reference-DDL database our CJK index, as our schema has it: the bigram index built
+/// over the stored messages, and no trigram table.
+pub(crate) fn with_cjk_index(conn: &Connection) {
+    let tx = conn.unchecked_transaction().unwrap();
+    crate::cjk_index::create_and_backfill(&tx).unwrap();
+    tx.execute_batch("DROP TABLE messages_fts_trigram").unwrap();
+    tx.commit().unwrap();
+}

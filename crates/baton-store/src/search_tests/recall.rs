@@ -49,11 +49,7 @@ fn recall_per_class(with_cjk_index: bool) {
     }
     assert!(corpus.len() >= 200, "corpus has {} messages", corpus.len());
     if with_cjk_index {
-        let tx = conn.unchecked_transaction().unwrap();
-        crate::cjk_index::create_and_backfill(&tx).unwrap();
-        // As on our schema: the bigram index replaces the trigram table.
-        tx.execute_batch("DROP TABLE messages_fts_trigram").unwrap();
-        tx.commit().unwrap();
+        super::with_cjk_index(&conn);
         let indexed: i64 = conn
             .query_row("SELECT count(*) FROM messages_fts_cjk", [], |r| r.get(0))
             .unwrap();
