@@ -19,10 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
 
+mod hits;
 mod words;
 use crate::search_core::{
     GroupHits, Row, TermHits, Via, find_match, normalise_into, rank, scan_scores,
-    window_hit_snippet,
 };
 pub use crate::search_core::{SNIPPET_CONTEXT_CHARS, TEXT_SCAN_BYTES};
 
@@ -287,11 +287,7 @@ impl Searcher<'_> {
             }
             groups.push(GroupHits { must, must_not });
         }
-        let mut out = Vec::new();
-        for (id, score, gi) in rank(&groups, self.q.offset, self.q.limit) {
-            out.push(self.hit(id, score, &groups[gi].must)?);
-        }
-        Ok(out)
+        self.hits(rank(&groups, self.q.offset, self.q.limit), &groups)
     }
 
     /// Every message matching one term, scored in (0, 1].
@@ -494,66 +490,5 @@ impl Searcher<'_> {
             scanned.push((id, hay));
         }
         Ok(scan_scores(&scanned, &term.text))
-    }
-
-    fn hit(&self, id: i64, score: f64, terms: &[(Term, TermHits)]) -> rusqlite::Result<SearchHit> {
-        let (session_id, role, timestamp, source, row) = self
-            .conn
-            .prepare_cached(
-                "SELECT m.session_id, m.role, m.timestamp, s.source, COALESCE(m.content, ''), \
-                 COALESCE(m.tool_name, ''), COALESCE(m.tool_calls, '') \
-                 FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ?",
-            )?
-            .query_row([id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, f64>(2)?,
-                    r.get::<_, String>(3)?,
-                    Row {
-                        content: r.get(4)?,
-                        tool_name: r.get(5)?,
-                        tool_calls: r.get(6)?,
-                    },
-                ))
-            })?;
-        let snippet = self.snippet(id, &row, terms)?;
-        Ok(SearchHit {
-            message_id: id,
-            session_id,
-            role,
-            timestamp,
-            source,
-            snippet,
-            score,
-        })
-    }
-
-    fn snippet(&self, id: i64, row: &Row, terms: &[(Term, TermHits)]) -> rusqlite::Result<String> {
-        if row.tool_calls.is_empty() {
-            let fts_terms: Vec<String> = terms
-                .iter()
-                .filter(|(_, h)| h.get(&id).is_some_and(|x| x.via == Via::Fts))
-                .map(|(t, _)| t.fts5())
-                .collect();
-            if !fts_terms.is_empty() && row.content.len() <= SNIPPET_FTS_MAX_BYTES {
-                let s: Option<String> = self
-                    .conn
-                    .prepare_cached(
-                        "SELECT snippet(messages_fts, 0, '>>>', '<<<', '...', 24) \
-                         FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
-                    )?
-                    .query_row(rusqlite::params![fts_terms.join(" OR "), id], |r| r.get(0))
-                    .map(Some)
-                    .or_else(|e| match e {
-                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                        e => Err(e),
-                    })?;
-                if let Some(s) = s {
-                    return Ok(s.trim().to_string());
-                }
-            }
-        }
-        Ok(window_hit_snippet(id, row, terms))
     }
 }

@@ -324,3 +324,48 @@ fn a_word_glued_to_cjk_and_a_separate_word_are_found_together() {
         );
     }
 }
+
+/// The page's FTS5 snippets are made in one statement: each hit must still get its own
+/// message's snippet, and a message with tool calls the window snippet.
+#[test]
+fn every_hit_on_a_page_gets_its_own_messages_snippet() {
+    let conn = db();
+    session(&conn, "s", "cli", 0.0);
+    let mut expected = Vec::new();
+    for (i, word) in ["alpha", "bravo", "charlie", "delta", "echo"]
+        .iter()
+        .enumerate()
+    {
+        let id = msg(
+            &conn,
+            "s",
+            "user",
+            &format!("{word} said the deploy failed"),
+            i as f64,
+        );
+        expected.push((id, *word));
+    }
+    let with_calls = msg_tool(
+        &conn,
+        "s",
+        "assistant",
+        "retrying the deploy",
+        None,
+        Some(r#"[{"id":"c","function":{"name":"sh","arguments":"{}"}}]"#),
+        9.0,
+    );
+    let hits = search(&conn, &SearchQuery::new("deploy")).unwrap();
+    assert_eq!(hits.len(), 6);
+    for hit in &hits {
+        assert!(hit.snippet.contains(">>>deploy<<<"), "{}", hit.snippet);
+        if hit.message_id == with_calls {
+            assert!(hit.snippet.contains("retrying"), "{}", hit.snippet);
+            continue;
+        }
+        let (_, word) = expected
+            .iter()
+            .find(|(id, _)| *id == hit.message_id)
+            .unwrap();
+        assert!(hit.snippet.starts_with(word), "{}: {}", word, hit.snippet);
+    }
+}
