@@ -18,13 +18,13 @@ use rusqlite::{Connection, params_from_iter, types::Value};
 use serde::{Deserialize, Serialize};
 
 use crate::query::{self, ParsedQuery, Route, Term};
-
-mod hits;
-mod words;
 use crate::search_core::{
     GroupHits, Row, TermHits, Via, find_match, normalise_into, rank, scan_scores,
 };
 pub use crate::search_core::{SNIPPET_CONTEXT_CHARS, TEXT_SCAN_BYTES};
+
+mod hits;
+mod words;
 
 /// At most this many candidates are fetched per positive term: the newest matches, ranked by
 /// bm25 among themselves. Scoring every match would cost time in proportion to how common a
@@ -169,8 +169,9 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<SearchHit>, Sear
     Ok(hits)
 }
 
-/// The indexes a database has, and whether messages wait for one, learnt in two statements:
-/// each costs a parse and a plan, a fifth of a millisecond apiece when checked one by one.
+/// The indexes a database has, and whether messages wait for one, learnt in two statements
+/// instead of one per question: each statement costs a parse and a plan, and a search process
+/// runs only a dozen or so.
 struct Indexes {
     cjk: bool,
     trigram: bool,

@@ -39,6 +39,21 @@ impl Searcher<'_> {
                 .map(|t| Ok((t.clone(), self.term_hits(t, TERM_CANDIDATE_CAP)?)))
                 .collect();
         }
+        let mut word_hits = self.joint_word_hits(&words)?.into_iter();
+        let mut out = Vec::with_capacity(must.len());
+        for t in must {
+            let hits = match t.route() {
+                Route::Word => word_hits.next().unwrap_or_default(),
+                _ => self.term_hits(t, TERM_CANDIDATE_CAP)?,
+            };
+            out.push((t.clone(), hits));
+        }
+        Ok(out)
+    }
+
+    /// Each of `words`' hits, fetched together: the newest messages holding every word as an
+    /// index token, plus each word's matches from outside the index.
+    fn joint_word_hits(&self, words: &[&Term]) -> rusqlite::Result<Vec<TermHits>> {
         let every_word = words
             .iter()
             .map(|t| t.fts5())
@@ -88,16 +103,7 @@ impl Searcher<'_> {
             beyond.add_to(&mut hits);
             word_hits.push(hits);
         }
-        let mut word_hits = word_hits.into_iter();
-        let mut out = Vec::with_capacity(must.len());
-        for t in must {
-            let hits = match t.route() {
-                Route::Word => word_hits.next().unwrap_or_default(),
-                _ => self.term_hits(t, TERM_CANDIDATE_CAP)?,
-            };
-            out.push((t.clone(), hits));
-        }
-        Ok(out)
+        Ok(word_hits)
     }
 
     /// The messages among `ids` whose word index holds `term`: the word's index matches

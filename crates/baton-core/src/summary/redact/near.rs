@@ -58,7 +58,7 @@ pub(super) fn word_start_then_key(text: &[u8], start: usize, end: usize) -> bool
 /// Notion keys: `secret_` and 43 letters or digits, or `ntn_` and 11 digits. `secret_` alone
 /// starts many names (`secret_key_base`), so the generic prefix check admits too much here.
 pub(super) fn notion(text: &[u8], start: usize, end: usize) -> bool {
-    let (body, len): (fn(&u8) -> bool, usize) = if end - start == "ntn_".len() {
+    let (body, len): (fn(&u8) -> bool, usize) = if text[start..end].eq_ignore_ascii_case(b"ntn_") {
         (u8::is_ascii_digit, 11)
     } else {
         (u8::is_ascii_alphanumeric, 43)
