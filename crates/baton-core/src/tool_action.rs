@@ -7,8 +7,10 @@
 
 mod args;
 mod exit_report;
+mod table;
 
 pub use exit_report::exit_code;
+pub use table::ActionTable;
 
 use args::{Args, Words};
 use std::borrow::Cow;
@@ -59,6 +61,8 @@ impl ToolAction {
 
 /// Classifies a tool call from its name and JSON-string arguments.
 pub fn classify(name: &str, arguments: &str) -> ToolAction {
+    #[cfg(test)]
+    tests::CLASSIFIED.with(|n| n.set(n.get() + 1));
     let args = Args::parse(arguments);
     let lower = name.to_ascii_lowercase();
     let text = |keys: &[&str]| args.str_arg(keys).unwrap_or_default().into_owned();
@@ -226,8 +230,13 @@ pub fn looks_like_error(result: &str) -> bool {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    thread_local! {
+        /// Calls classified on this thread: what tests of "classified once per pass" count.
+        pub(crate) static CLASSIFIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     #[test]
     fn shell_tools_of_every_agent_are_commands() {

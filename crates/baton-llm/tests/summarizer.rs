@@ -62,6 +62,7 @@ async fn the_trait_sends_the_prompt_and_returns_the_body_without_think_blocks() 
         ledger: &ledger,
         prompt: "SUMMARIZE THESE TURNS",
         first_request: None,
+        actions: None,
     };
     let body = summarizer.summarize(input).await.unwrap();
     assert!(body.starts_with("## Goal"), "{body}");
@@ -178,6 +179,7 @@ async fn no_provider_is_typed_and_rests_long() {
             ledger: &ledger,
             prompt: "p",
             first_request: None,
+            actions: None,
         })
         .await
         .unwrap_err();

@@ -18,6 +18,9 @@ pub mod sanitize;
 pub mod stubs;
 pub mod threshold;
 
+#[cfg(test)]
+mod classify_once_tests;
+
 pub use compressor::Compressor;
 
 use crate::summary::Summarizer;

@@ -27,6 +27,7 @@ use crate::summary::sections;
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
 use crate::tokens::{Encoding, TokenCounter};
+use crate::tool_action::ActionTable;
 use crate::truncate::truncate_head_tail;
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -104,8 +105,8 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // Pruning only touches tool results and tool-call arguments: a conversation without any
     // skips it, and pruning owns only the messages it changes (`compress/pruned.rs`), so a
     // pass never holds a second copy of a long conversation (issue #17 item 3).
-    let pruned = if has_tool_activity(ctx.messages) {
-        prune_old_tool_results(
+    let (pruned, stub_actions) = if has_tool_activity(ctx.messages) {
+        let outcome = prune_old_tool_results(
             ctx.messages,
             &PruneConfig {
                 protect_tail_count: ctx.protect_last_n,
@@ -113,10 +114,10 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
                 ..PruneConfig::default()
             },
             counter(),
-        )
-        .messages
+        );
+        (outcome.messages, outcome.actions)
     } else {
-        Pruned::new(ctx.messages)
+        (Pruned::new(ctx.messages), ActionTable::default())
     };
     let pruned_count = pruned.changed_count();
     // Pruning only rewrites tool results and arguments (never a role, an id, a user message
@@ -184,7 +185,8 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         .map(|m| redact_view(message_view(m, ViewLimits::EXTRACTIVE)))
         .collect();
     let views = view_list.refs();
-    let ledger = build_ledger(previous.as_deref(), &views, messages);
+    let actions = span_actions(stub_actions, &views);
+    let ledger = build_ledger(previous.as_deref(), &views, messages, &actions);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
     let first_request = first_user_request(messages);
@@ -195,6 +197,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         previous: previous_redacted.as_deref(),
         focus: focus.as_deref(),
         ledger: &ledger,
+        actions: &actions,
         span_tokens,
     };
     let chosen = choose_summary(&ctx, &request, budget).await;
@@ -373,6 +376,16 @@ fn previous_summaries(head: &[Message], span: Option<String>, tail: &[Message]) 
     (!bodies.is_empty()).then(|| bodies.join("\n\n"))
 }
 
+/// Every tool call of the span's `views`, classified once: the calls pruning already
+/// classified for their stubs (`actions`) are not classified again, and the ledger and the
+/// summary read them all from the table.
+fn span_actions<'v>(mut actions: ActionTable<'v>, views: &[&'v Message]) -> ActionTable<'v> {
+    for call in views.iter().flat_map(|m| m.calls()) {
+        actions.classify(&call.function.name, &call.function.arguments);
+    }
+    actions
+}
+
 /// Separates earlier summaries in the span (their bodies joined, newest last) from the real
 /// turns. Iterative compaction updates the previous summary instead of summarizing a summary.
 /// Turns are borrowed: the span can be tens of megabytes.
@@ -401,6 +414,7 @@ pub(crate) fn build_ledger(
     previous: Option<&str>,
     turns: &[&Message],
     all: &[Message],
+    actions: &ActionTable<'_>,
 ) -> TaskLedger {
     // Every earlier summary's ledger, oldest first (several are joined when one sat in the
     // kept tail or a transcript holds more than one), then the span's own facts.
@@ -413,7 +427,7 @@ pub(crate) fn build_ledger(
             }
         }
     }
-    ledger.observe(turns);
+    ledger.observe_with(turns, actions);
     if let Some(i) = boundary::last_actionable_user(all, 0) {
         let own = boundary::own_words(&all[i]);
         let task: String = own.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
@@ -463,6 +477,8 @@ struct SummaryRequest<'a> {
     previous: Option<&'a str>,
     focus: Option<&'a str>,
     ledger: &'a TaskLedger,
+    /// The actions of the views' tool calls.
+    actions: &'a ActionTable<'a>,
     span_tokens: u64,
 }
 
@@ -632,6 +648,9 @@ async fn summarize_once(
         ledger: req.ledger,
         first_request: req.first_request,
         prompt: &prompt,
+        // The table's keys are the views' calls; the prompt views of a model summarizer are
+        // cut differently but keep each call's text, so they find them there too.
+        actions: Some(req.actions),
     };
     let name = summarizer.name();
     match tokio::time::timeout(timeout, summarizer.summarize(input)).await {

@@ -19,9 +19,11 @@
 pub use super::stubs::{ARGS_TRUNCATION_MARKER, summarize_tool_result, truncate_tool_call_args};
 
 use super::pruned::Pruned;
-use super::stubs::looks_like_stub;
+use super::stubs::{looks_like_stub, stub_of_result};
 use crate::message::{Content, ContentPart, Message, Role, ToolCall};
 use crate::tokens::TokenCounter;
+use crate::tool_action::ActionTable;
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Replaces an older copy of a result that appears again later, word for word.
@@ -82,6 +84,9 @@ pub struct PruneOutcome<'a> {
     pub args_truncated: usize,
     /// Results whose images were replaced by [`SCREENSHOT_MARKER`] (and nothing else).
     pub media_removed: usize,
+    /// The calls whose results were considered for a stub, classified: the pass hands them on
+    /// to the ledger and the summary, so no call is classified twice.
+    pub actions: ActionTable<'a>,
 }
 
 impl PruneOutcome<'_> {
@@ -104,6 +109,7 @@ pub fn prune_old_tool_results<'a>(
         stubbed: 0,
         args_truncated: 0,
         media_removed: 0,
+        actions: ActionTable::default(),
     };
     let calls = resolve_calls(messages);
     let pruner = Pruner {
@@ -111,6 +117,7 @@ pub fn prune_old_tool_results<'a>(
         calls: &calls,
         config,
         counter,
+        actions: RefCell::default(),
     };
     outcome.deduplicated = deduplicate_results(&mut outcome.messages);
     let boundary = prune_boundary(&outcome.messages, config, counter);
@@ -120,6 +127,7 @@ pub fn prune_old_tool_results<'a>(
     if config.protect_tail_tokens > 0 {
         pruner.relieve_tail_pressure(&mut outcome, boundary);
     }
+    outcome.actions = pruner.actions.into_inner();
     outcome
 }
 
@@ -275,15 +283,17 @@ enum Demotion {
 }
 
 /// The read-only context the demotion passes share.
-struct Pruner<'a> {
+struct Pruner<'r, 'a> {
     /// The input, where call names and arguments are read (never the partly pruned copy).
     originals: &'a [Message],
-    calls: &'a [Option<CallRef>],
-    config: &'a PruneConfig,
-    counter: &'a dyn TokenCounter,
+    calls: &'r [Option<CallRef>],
+    config: &'r PruneConfig,
+    counter: &'r dyn TokenCounter,
+    /// The calls classified for their stubs.
+    actions: RefCell<ActionTable<'a>>,
 }
 
-impl Pruner<'_> {
+impl<'a> Pruner<'_, 'a> {
     /// Stubs a tool result or truncates an assistant's arguments, recording what happened.
     /// Returns whether the message changed.
     fn demote(&self, outcome: &mut PruneOutcome<'_>, index: usize) -> bool {
@@ -304,7 +314,7 @@ impl Pruner<'_> {
         true
     }
 
-    fn call_of(&self, index: usize) -> Option<&ToolCall> {
+    fn call_of(&self, index: usize) -> Option<&'a ToolCall> {
         let (message, position) = (*self.calls.get(index)?)?;
         self.originals.get(message)?.calls().get(position)
     }
@@ -313,9 +323,11 @@ impl Pruner<'_> {
     fn demote_tool_result(&self, pruned: &mut Pruned<'_>, index: usize) -> Option<Demotion> {
         let message = pruned.get(index)?;
         let call = self.call_of(index);
+        // Names are read from the original (pruning never changes one), which outlives the
+        // pass's table of actions.
         let name = call
             .map(|c| c.function.name.as_str())
-            .or(message.name.as_deref())
+            .or_else(|| self.originals.get(index)?.name.as_deref())
             .unwrap_or("");
         let arguments = call.map_or("", |c| c.function.arguments.as_str());
         // The text is read in place: copying every old result first cost more than stubbing.
@@ -354,12 +366,12 @@ impl Pruner<'_> {
     /// The stub for a result worth stubbing: large, not already pruned, and bigger than its
     /// stub would be, in characters and in tokens (a stub quoting a CJK path can cost more
     /// tokens than a short ASCII result).
-    fn stub_for(&self, name: &str, arguments: &str, text: &str) -> Option<String> {
+    fn stub_for(&self, name: &'a str, arguments: &'a str, text: &str) -> Option<String> {
         let chars = crate::truncate::char_count(text);
         if chars <= self.config.min_prune_chars || is_already_pruned(text) {
             return None;
         }
-        let stub = summarize_tool_result(name, arguments, text);
+        let stub = stub_of_result(name, arguments, text, &mut self.actions.borrow_mut());
         let smaller = stub.chars().count() < chars
             && self.counter.count_text(&stub) < self.counter.count_text(text);
         smaller.then_some(stub)

@@ -4,8 +4,9 @@
 //!
 //! A pruned result must still tell the model (and the summarizer) *what happened*: which command
 //! ran and how it ended, which file was read and how much of it, what a search found. Agents name
-//! the same actions differently, so the stub is chosen from [`classify`]'s action, not from the
-//! tool name; tools nobody classified get their first two arguments instead.
+//! the same actions differently, so the stub is chosen from the call's
+//! [`ToolAction`](crate::tool_action::ToolAction), not from the tool name; tools nobody
+//! classified get their first two arguments instead.
 //!
 //! Every stub is a single line that starts with `[tool_name] ` and is at most
 //! [`STUB_MAX_CHARS`] characters, which is what [`looks_like_stub`] recognizes, so pruning a
@@ -14,7 +15,7 @@
 
 mod match_count;
 
-use crate::tool_action::{ToolAction, classify, exit_code};
+use crate::tool_action::{ActionTable, ToolAction, exit_code};
 use crate::truncate::group_digits;
 use match_count::match_count;
 use serde_json::{Map, Value};
@@ -44,10 +45,28 @@ pub const ARGS_TRUNCATION_MARKER: &str = "...[truncated]";
 /// `arguments` is the JSON string of the call that produced `content`; broken or missing
 /// arguments give a less specific stub, never an error.
 pub fn summarize_tool_result(tool_name: &str, arguments: &str, content: &str) -> String {
+    stub_of_result(tool_name, arguments, content, &mut ActionTable::default())
+}
+
+/// [`summarize_tool_result`], classifying the call through the pass's `actions` (which keep
+/// it for the ledger and the summary).
+pub(crate) fn stub_of_result<'m>(
+    tool_name: &'m str,
+    arguments: &'m str,
+    content: &str,
+    actions: &mut ActionTable<'m>,
+) -> String {
     let name = display_name(tool_name);
     let shape = ResultShape::of(content);
     let body = named_stub(tool_name, arguments, content, &shape)
-        .or_else(|| action_stub(tool_name, arguments, content, &shape))
+        .or_else(|| {
+            action_stub(
+                tool_name,
+                actions.classify(tool_name, arguments),
+                content,
+                &shape,
+            )
+        })
         .unwrap_or_else(|| other_stub(arguments, &shape));
     let stub = one_line(&format!("[{name}] {body}"));
     cut_end(&stub, STUB_MAX_CHARS)
@@ -138,22 +157,27 @@ fn stdin_stub(args: &Map<String, Value>, content: &str, shape: &ResultShape) -> 
 }
 
 /// Stubs chosen by what the call did, whatever the agent called the tool.
-fn action_stub(name: &str, arguments: &str, content: &str, shape: &ResultShape) -> Option<String> {
-    match classify(name, arguments) {
-        ToolAction::Command { command } => command_stub(&command, content, shape),
+fn action_stub(
+    name: &str,
+    action: &ToolAction,
+    content: &str,
+    shape: &ResultShape,
+) -> Option<String> {
+    match action {
+        ToolAction::Command { command } => command_stub(command, content, shape),
         ToolAction::Read {
             path,
             from_line,
             lines,
-        } => read_stub(&path, from_line, lines, content, shape),
-        ToolAction::Write { path, lines } => write_stub(&path, lines),
-        ToolAction::Edit { path } => edit_stub(&path, shape),
-        ToolAction::Patch { paths } => patch_stub(&paths, shape),
+        } => read_stub(path, *from_line, *lines, content, shape),
+        ToolAction::Write { path, lines } => write_stub(path, *lines),
+        ToolAction::Edit { path } => edit_stub(path, shape),
+        ToolAction::Patch { paths } => patch_stub(paths, shape),
         ToolAction::Search { pattern, path } => {
-            Some(search_stub(&pattern, path.as_deref(), content, shape))
+            Some(search_stub(pattern, path.as_deref(), content, shape))
         }
-        ToolAction::Web { target } => web_stub(name, &target, shape),
-        ToolAction::Delegate { goal } => delegate_stub(&goal, shape),
+        ToolAction::Web { target } => web_stub(name, target, shape),
+        ToolAction::Delegate { goal } => delegate_stub(goal, shape),
         ToolAction::Other => None,
     }
 }

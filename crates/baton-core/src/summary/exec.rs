@@ -368,6 +368,7 @@ mod tests {
             ledger: &ledger,
             prompt,
             first_request: None,
+            actions: None,
         };
         ExecSummarizer::parse(command, timeout)
             .unwrap()

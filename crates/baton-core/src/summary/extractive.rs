@@ -14,8 +14,9 @@ use crate::summary::sections::{self, section_body};
 use crate::summary::view;
 use crate::summary::{BoxFuture, Summarizer, SummaryError, SummaryInput};
 use crate::synthetic;
-use crate::tool_action::{self, ToolAction};
+use crate::tool_action::{self, ActionTable, ToolAction};
 use regex::Regex;
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// Completed actions kept across merges: the first few (how the work started) and the rest
@@ -108,19 +109,19 @@ struct Span<'a> {
 /// One tool call, classified once, with its result text (borrowed from the span).
 struct Call<'a> {
     name: &'a str,
-    action: ToolAction,
+    action: Cow<'a, ToolAction>,
     /// Raw arguments, shown only for tools nothing else is known about.
     arguments: &'a str,
     result: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl<'a> Span<'a> {
-    fn new(turns: &'a [&'a Message]) -> Self {
+    fn new(turns: &'a [&'a Message], actions: Option<&'a ActionTable<'a>>) -> Self {
         let positions =
             |keep: fn(&Message) -> bool| turns.iter().enumerate().filter(move |(_, m)| keep(m));
         let calls = ledger::pair_tool_calls(turns)
             .iter()
-            .map(Call::new)
+            .map(|pair| Call::new(pair, actions))
             .collect();
         Span {
             turns,
@@ -143,11 +144,14 @@ impl<'a> Span<'a> {
 }
 
 impl<'a> Call<'a> {
-    fn new(pair: &PairedCall<'a>) -> Self {
+    fn new(pair: &PairedCall<'a>, actions: Option<&'a ActionTable<'a>>) -> Self {
         let f = &pair.call.function;
         Call {
             name: &f.name,
-            action: tool_action::classify(&f.name, &f.arguments),
+            action: match actions {
+                Some(table) => table.action_of(&f.name, &f.arguments),
+                None => Cow::Owned(tool_action::classify(&f.name, &f.arguments)),
+            },
             arguments: &f.arguments,
             result: pair.result.map(ledger::message_text),
         }
@@ -174,7 +178,7 @@ impl<'a> Call<'a> {
     }
 
     fn target(&self) -> String {
-        match &self.action {
+        match &*self.action {
             ToolAction::Other => one_line(self.arguments, TARGET_MAX_CHARS),
             action => target(action),
         }
@@ -182,7 +186,7 @@ impl<'a> Call<'a> {
 
     /// What identifies "the same call again": the command, or the tool and its target.
     fn label(&self) -> String {
-        match &self.action {
+        match &*self.action {
             ToolAction::Command { .. } => self.target(),
             _ => format!("{} {}", self.name, self.target()),
         }
@@ -194,7 +198,7 @@ impl<'a> Call<'a> {
         let Some(text) = &self.result else {
             return false;
         };
-        match self.action {
+        match *self.action {
             ToolAction::Command { .. } => ledger::command_failed(text),
             _ => failure_report::reads_as_failure(
                 text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
@@ -208,7 +212,7 @@ impl<'a> Call<'a> {
             return "no result recorded".into();
         };
         let lines = plural(view::original_line_count(text), "line");
-        match (&self.action, tool_action::exit_code(text)) {
+        match (&*self.action, tool_action::exit_code(text)) {
             (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {lines} of output"),
             (ToolAction::Command { .. }, Some(code)) => {
                 format!("exit {code}: {}", error_line(text))
@@ -400,7 +404,7 @@ struct Draft {
 
 impl Draft {
     fn build(input: &SummaryInput<'_>) -> Self {
-        let span = Span::new(input.turns);
+        let span = Span::new(input.turns, input.actions);
         let focus = focus_terms(input.focus_topic);
         let prev = input.previous_summary;
         let (constraints, decisions) = user_statements(&span, prev);
@@ -728,7 +732,7 @@ fn active_state(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
             latest.join(", ")
         ),
     }];
-    let is_command = |c: &&Call| matches!(c.action, ToolAction::Command { .. });
+    let is_command = |c: &&Call| matches!(*c.action, ToolAction::Command { .. });
     if let Some(c) = span.calls.iter().rev().find(is_command) {
         lines.push(format!("- Last command: {} → {}", c.target(), c.outcome()));
     }
@@ -748,7 +752,7 @@ fn modified_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
 fn read_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
     let mut out = ledger.files_read.clone();
     for call in &span.calls {
-        if let ToolAction::Read { path, .. } = &call.action
+        if let ToolAction::Read { path, .. } = &*call.action
             && !path.is_empty()
             && !out.contains(path)
         {
@@ -1043,6 +1047,7 @@ mod tests {
             ledger,
             prompt: "",
             first_request: None,
+            actions: None,
         };
         summarize_extractively(&input)
     }
@@ -1184,6 +1189,7 @@ mod tests {
             ledger: &ledger,
             prompt: "",
             first_request: None,
+            actions: None,
         };
         let out = summarize_extractively(&input);
         let actions = body(&out, sections::COMPLETED_ACTIONS);
@@ -1225,6 +1231,7 @@ mod tests {
             ledger: &ledger,
             prompt: "",
             first_request: None,
+            actions: None,
         };
         let mut draft = Draft::build(&input);
         let mut steps = 0;
@@ -1274,6 +1281,7 @@ mod tests {
             ledger: &ledger,
             prompt: "",
             first_request: None,
+            actions: None,
         };
         let mut fut = ExtractiveSummarizer.summarize(input);
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

@@ -15,7 +15,7 @@ use crate::message::{Content, Message, Role, ToolCall};
 use crate::summary::failure_report::reads_as_failure;
 use crate::summary::sections;
 use crate::synthetic;
-use crate::tool_action::{self, ToolAction};
+use crate::tool_action::{self, ActionTable, ToolAction};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 
@@ -104,15 +104,21 @@ impl TaskLedger {
     /// A tool call is paired with the tool messages that follow its assistant message, so an
     /// exchange split across two calls loses its results (the call itself is still recorded).
     pub fn observe<M: Borrow<Message>>(&mut self, messages: &[M]) {
+        self.observe_with(messages, &ActionTable::default());
+    }
+
+    /// [`observe`](Self::observe), taking the calls' actions from `actions` where it holds
+    /// them (a compaction pass classifies each call once for all its parts).
+    pub fn observe_with<M: Borrow<Message>>(&mut self, messages: &[M], actions: &ActionTable<'_>) {
         for pair in pair_tool_calls(messages) {
-            self.record_call(pair);
+            self.record_call(pair, actions);
         }
         self.observe_requests(messages);
     }
 
-    fn record_call(&mut self, pair: PairedCall<'_>) {
-        let action = tool_action::classify(&pair.call.function.name, &pair.call.function.arguments);
-        match &action {
+    fn record_call(&mut self, pair: PairedCall<'_>, actions: &ActionTable<'_>) {
+        let action = actions.action_of(&pair.call.function.name, &pair.call.function.arguments);
+        match &*action {
             ToolAction::Read { path, .. } => self.note_read(path),
             ToolAction::Command { command } => {
                 let result = pair.result.map(message_text);

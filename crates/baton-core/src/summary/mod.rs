@@ -18,6 +18,7 @@ pub mod sections;
 pub mod view;
 
 use crate::message::Message;
+use crate::tool_action::ActionTable;
 use ledger::TaskLedger;
 use std::future::Future;
 use std::pin::Pin;
@@ -47,6 +48,9 @@ pub struct SummaryInput<'a> {
     pub first_request: Option<&'a str>,
     /// The full prompt for model-backed summarizers (exec, LLM).
     pub prompt: &'a str,
+    /// The actions of `turns`' tool calls, as the pass classified them for pruning and the
+    /// ledger; `None` when the caller has none (a summarizer then classifies what it reads).
+    pub actions: Option<&'a ActionTable<'a>>,
 }
 
 /// Produces a summary body (no prefix, no end marker: the compressor adds those).

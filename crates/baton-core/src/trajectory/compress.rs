@@ -13,6 +13,7 @@ use crate::summary::redact::{redact, redact_owned_message};
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
 use crate::tokens::{MAX_TOKEN_BYTES, TokenCounter, Utf8Bound};
+use crate::tool_action::ActionTable;
 use crate::trajectory::metrics::{Action, OverLimitReason, TrajectoryMetrics, ratio};
 use crate::trajectory::plan::{Cut, PlanConfig, cut};
 use crate::trajectory::record::{Record, RecordError};
@@ -115,6 +116,7 @@ impl SummaryJob {
             ledger: &self.ledger,
             prompt: &self.prompt,
             first_request: None,
+            actions: None,
         }
     }
 }
@@ -243,7 +245,12 @@ impl TrajectoryCompressor {
             .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
             .collect();
         // The active task as of the span's end: what the summarized turns were working on.
-        let ledger = build_ledger(None, &views.iter().collect::<Vec<_>>(), &messages[..end]);
+        let ledger = build_ledger(
+            None,
+            &views.iter().collect::<Vec<_>>(),
+            &messages[..end],
+            &ActionTable::default(),
+        );
         let budget = self.config.plan.summary_target_tokens;
         let prompt = if self.summarizer.needs_prompt() {
             trajectory_prompt(&views, budget)

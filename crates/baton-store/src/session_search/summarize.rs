@@ -48,6 +48,7 @@ pub async fn summarize_all(
                 ledger: &ledger,
                 prompt: job.prompt,
                 first_request: None,
+                actions: None,
             };
             let call: BoxFuture<'_, _> = Box::pin(one_call(summarizer, input, &slots, deadline));
             call

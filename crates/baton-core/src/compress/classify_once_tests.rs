@@ -1,0 +1,79 @@
+//! A compaction pass classifies each tool call once (issue #17): pruning's stubs, the task
+//! ledger and the extractive summary read one table instead of each parsing the arguments.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::compress::{Compressor, CompressorConfig, Outcome};
+use crate::engine::{CompressRequest, ContextEngine};
+use crate::message::{Message, ToolCall};
+use crate::tool_action::tests::CLASSIFIED;
+
+/// An agent session of `exchanges` tool calls (commands and file reads, all distinct) whose
+/// results are long enough to be stubbed.
+fn session(exchanges: usize) -> Vec<Message> {
+    let mut messages = vec![Message::user("Fix the failing tests in the parser crate.")];
+    for i in 0..exchanges {
+        let id = format!("call_{i}");
+        let (name, arguments) = if i % 2 == 0 {
+            ("Bash", format!(r#"{{"command":"cargo test -p parser_{i}"}}"#))
+        } else {
+            ("Read", format!(r#"{{"file_path":"src/module_{i}.rs"}}"#))
+        };
+        messages.push(Message::assistant_tool_calls(vec![ToolCall::function(
+            &id, name, arguments,
+        )]));
+        let output: String = (0..120)
+            .map(|line| format!("line {line} of the output of call {i}\n"))
+            .collect();
+        messages.push(Message::tool(&id, output));
+    }
+    messages.push(Message::user("Now run the whole suite once more."));
+    messages.push(Message::assistant("Running it."));
+    messages
+}
+
+#[test]
+fn a_pass_classifies_each_tool_call_once_for_stubs_ledger_and_summary() {
+    let exchanges = 300;
+    let messages = session(exchanges);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let mut engine = Compressor::new(CompressorConfig {
+        context_length: 20_000,
+        ..CompressorConfig::default()
+    });
+    CLASSIFIED.with(|n| n.set(0));
+    let result = rt.block_on(engine.compress(CompressRequest {
+        messages: &messages,
+        current_tokens: None,
+        focus_topic: None,
+        force: true,
+    }));
+    let classified = CLASSIFIED.with(std::cell::Cell::get);
+
+    assert_eq!(
+        result.outcome,
+        Outcome::Compressed,
+        "{:?} {:?} {:?}",
+        result.escalations,
+        result.tokens_before,
+        result.tokens_after
+    );
+    let span = result.summarized_range.clone().unwrap();
+    let calls_in_span = messages[span].iter().filter(|m| m.has_tool_calls()).count();
+    // The pass used every part that classifies: stubs, the ledger and the summary.
+    assert!(result.pruned > 0, "nothing was stubbed");
+    assert!(calls_in_span > exchanges / 2, "span of {calls_in_span} calls");
+    let summary = result.summary.as_deref().unwrap();
+    // Both kinds of call reached the summary through their actions.
+    assert!(summary.contains("`cargo test -p parser_"), "{summary}");
+    assert!(summary.contains("src/module_"), "{summary}");
+    // Each distinct call at most once: separately, stubs, ledger and summary classified the
+    // span's calls three times over.
+    assert!(
+        classified <= exchanges && classified >= calls_in_span,
+        "{classified} classifications for {exchanges} calls ({calls_in_span} in the span)"
+    );
+}

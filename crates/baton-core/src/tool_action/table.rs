@@ -1,0 +1,78 @@
+//! The actions of one pass's tool calls, each classified once.
+//!
+//! Pruning stubs, the task ledger and the extractive summary all ask what a call did, and
+//! classifying parses the call's JSON arguments: asked separately, a compaction parsed every
+//! call of its span three times (issue #17). A pass fills one table as it goes and hands it on,
+//! so each distinct call is parsed once whichever part asks first.
+//!
+//! Calls are keyed by their text (name and arguments), not by where they sit: a summarizer
+//! reads views of the messages (copies where cut or redacted), and a view's call is the same
+//! call when its text is the same. A call whose view was redacted is a different text and is
+//! classified on its own, so nothing a summary shows comes from unredacted arguments.
+
+use super::{ToolAction, classify};
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+
+/// Tool calls (by name and arguments) and their actions.
+#[derive(Debug, Default, Clone)]
+pub struct ActionTable<'m> {
+    by_call: FxHashMap<(&'m str, &'m str), ToolAction>,
+}
+
+impl<'m> ActionTable<'m> {
+    /// The action of the call, classified now unless the table already holds it.
+    pub fn classify(&mut self, name: &'m str, arguments: &'m str) -> &ToolAction {
+        self.by_call
+            .entry((name, arguments))
+            .or_insert_with(|| classify(name, arguments))
+    }
+
+    /// The action of the call: the table's when it holds it, else classified now (and not
+    /// kept: a reader of a shared table cannot add to it).
+    pub fn action_of<'s>(&'s self, name: &'s str, arguments: &'s str) -> Cow<'s, ToolAction> {
+        // The keys outlive the lookup's strings; seen as living only as long, they compare.
+        let by_call: &'s FxHashMap<(&'s str, &'s str), ToolAction> = &self.by_call;
+        match by_call.get(&(name, arguments)) {
+            Some(action) => Cow::Borrowed(action),
+            None => Cow::Owned(classify(name, arguments)),
+        }
+    }
+
+    /// Distinct calls held.
+    pub fn len(&self) -> usize {
+        self.by_call.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_call.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_is_classified_once_and_found_again_by_its_text() {
+        let arguments = String::from(r#"{"file_path":"src/lib.rs"}"#);
+        let same_text = arguments.clone();
+        let mut table = ActionTable::default();
+        let first = table.classify("Read", &arguments).clone();
+        assert!(matches!(first, ToolAction::Read { ref path, .. } if path == "src/lib.rs"));
+        assert!(matches!(
+            table.action_of("Read", &same_text),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(table.len(), 1);
+        // Another name or other arguments are another call.
+        assert!(matches!(
+            table.action_of("Write", &same_text),
+            Cow::Owned(_)
+        ));
+        assert!(matches!(
+            table.action_of("Read", r#"{"file_path":"src/main.rs"}"#),
+            Cow::Owned(ToolAction::Read { ref path, .. }) if path == "src/main.rs"
+        ));
+    }
+}
