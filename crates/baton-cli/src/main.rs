@@ -47,6 +47,7 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 enum Command {
     /// Run the agent: `baton chat -q "…"` answers one prompt in a new session (or
     /// `--resume`/`--continue` one), with tools, compaction and recall.

@@ -50,6 +50,7 @@ pub struct SessionsArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum SessionsCommand {
     /// Recent sessions, one row per compression chain.
     List(list::ListArgs),
