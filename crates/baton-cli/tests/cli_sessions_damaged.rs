@@ -163,7 +163,11 @@ fn readers_return_everything_or_report_the_damage_they_meet() {
     let want_hits = run(&db, &search_args).stdout;
     assert!(!want_hits.is_empty());
     let (mut list_failed, mut search_failed) = (0, 0);
-    for seed in 1..=20u64 {
+    // Besides the first twenty, two seeds found by a 600-seed run: 63 damages the word index
+    // so that it names a message `messages` lacks, 123 a stored text's UTF-8. Both were bare
+    // errors ("Query returned no rows", "invalid utf-8 sequence") that did not say the file
+    // is damaged.
+    for seed in (1..=20u64).chain([63, 123]) {
         let damaged = dir.path().join(format!("damaged-{seed}.db"));
         let mut bytes = intact.clone();
         damage(&mut bytes, seed);

@@ -104,7 +104,11 @@ pub(crate) fn corrupt_or(e: StoreError, path: &Path) -> StoreError {
         }
         // Our writers store only valid UTF-8 text: a text column that is not is a damaged
         // record whose bytes still parse.
-        StoreError::Sqlite(ref e @ rusqlite::Error::Utf8Error(..)) => StoreError::Corrupt {
+        StoreError::Sqlite(ref e @ rusqlite::Error::Utf8Error(..))
+        | StoreError::Search(SearchError::Sqlite {
+            source: ref e @ rusqlite::Error::Utf8Error(..),
+            ..
+        }) => StoreError::Corrupt {
             path: path.to_path_buf(),
             detail: format!("a stored text is not valid UTF-8: {e}"),
         },

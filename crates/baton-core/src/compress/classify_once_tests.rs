@@ -15,7 +15,10 @@ fn session(exchanges: usize) -> Vec<Message> {
     for i in 0..exchanges {
         let id = format!("call_{i}");
         let (name, arguments) = if i % 2 == 0 {
-            ("Bash", format!(r#"{{"command":"cargo test -p parser_{i}"}}"#))
+            (
+                "Bash",
+                format!(r#"{{"command":"cargo test -p parser_{i}"}}"#),
+            )
         } else {
             ("Read", format!(r#"{{"file_path":"src/module_{i}.rs"}}"#))
         };
@@ -65,7 +68,10 @@ fn a_pass_classifies_each_tool_call_once_for_stubs_ledger_and_summary() {
     let calls_in_span = messages[span].iter().filter(|m| m.has_tool_calls()).count();
     // The pass used every part that classifies: stubs, the ledger and the summary.
     assert!(result.pruned > 0, "nothing was stubbed");
-    assert!(calls_in_span > exchanges / 2, "span of {calls_in_span} calls");
+    assert!(
+        calls_in_span > exchanges / 2,
+        "span of {calls_in_span} calls"
+    );
     let summary = result.summary.as_deref().unwrap();
     // Both kinds of call reached the summary through their actions.
     assert!(summary.contains("`cargo test -p parser_"), "{summary}");

@@ -54,6 +54,9 @@ impl Searcher<'_> {
             .collect())
     }
 
+    /// The stored fields of message `id`, which an index just named. The search reads one
+    /// snapshot, so a message the index names and `messages` lacks is a damaged index, and it
+    /// is reported as damage (naming the file) rather than as a bare "no rows".
     fn fetch(&self, id: i64) -> rusqlite::Result<Fetched> {
         self.conn
             .prepare_cached(
@@ -73,6 +76,15 @@ impl Searcher<'_> {
                         tool_calls: r.get(6)?,
                     },
                 })
+            })
+            .map_err(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                    Some(format!(
+                        "the full-text index names message {id}, which is not stored with its session"
+                    )),
+                ),
+                other => other,
             })
     }
 
