@@ -101,6 +101,9 @@ struct Span<'a> {
     turns: &'a [&'a Message],
     /// Real user requests: position and text.
     requests: Vec<(usize, String)>,
+    /// The sentences of each request (as `requests`): split once for the questions and the
+    /// user's statements.
+    request_sentences: Vec<Vec<String>>,
     /// Positions of assistant messages with text.
     replies: Vec<usize>,
     calls: Vec<Call<'a>>,
@@ -113,6 +116,8 @@ struct Call<'a> {
     /// Raw arguments, shown only for tools nothing else is known about.
     arguments: &'a str,
     result: Option<std::borrow::Cow<'a, str>>,
+    /// [`Call::failed`], worked out on first use: the blockers and each described outcome ask.
+    failed: std::cell::OnceCell<bool>,
 }
 
 impl<'a> Span<'a> {
@@ -123,11 +128,16 @@ impl<'a> Span<'a> {
             .iter()
             .map(|pair| Call::new(pair, actions))
             .collect();
+        let requests: Vec<(usize, String)> = positions(ledger::is_real_request)
+            .map(|(i, m)| (i, m.text()))
+            .collect();
         Span {
             turns,
-            requests: positions(ledger::is_real_request)
-                .map(|(i, m)| (i, m.text()))
+            request_sentences: requests
+                .iter()
+                .map(|(_, text)| ledger::sentences(text))
                 .collect(),
+            requests,
             replies: positions(ledger::is_reply).map(|(i, _)| i).collect(),
             calls,
         }
@@ -154,6 +164,7 @@ impl<'a> Call<'a> {
             },
             arguments: &f.arguments,
             result: pair.result.map(ledger::message_text),
+            failed: std::cell::OnceCell::new(),
         }
     }
 
@@ -198,12 +209,12 @@ impl<'a> Call<'a> {
         let Some(text) = &self.result else {
             return false;
         };
-        match *self.action {
+        *self.failed.get_or_init(|| match *self.action {
             ToolAction::Command { .. } => ledger::command_failed(text),
             _ => failure_report::reads_as_failure(
                 text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
             ),
-        }
+        })
     }
 
     /// Exit status for commands, the error's first line for failures, otherwise the result size.
@@ -814,9 +825,10 @@ fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, Bullets) {
     let sources = span
         .requests
         .iter()
-        .filter(|(_, t)| t.chars().count() <= STATEMENT_SOURCE_MAX_CHARS);
-    for (_, text) in sources {
-        for sentence in ledger::sentences(text) {
+        .zip(&span.request_sentences)
+        .filter(|((_, t), _)| t.chars().count() <= STATEMENT_SOURCE_MAX_CHARS);
+    for (_, sentences) in sources {
+        for sentence in sentences {
             let len = sentence.chars().count();
             if !STATEMENT_CHARS.contains(&len)
                 || sentence.ends_with('?')
@@ -824,14 +836,14 @@ fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, Bullets) {
             {
                 continue;
             }
-            let target = if matches_re(&DECISION, &sentence) {
+            let target = if matches_re(&DECISION, sentence) {
                 &mut decisions
-            } else if matches_re(&CONSTRAINT, &sentence) {
+            } else if matches_re(&CONSTRAINT, sentence) {
                 &mut constraints
             } else {
                 continue;
             };
-            push_unique(target, one_line(&sentence, LINE_MAX_CHARS));
+            push_unique(target, one_line(sentence, LINE_MAX_CHARS));
         }
     }
     (
@@ -845,8 +857,8 @@ fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, Bullets) {
 fn questions(span: &Span<'_>, prev: Option<&str>, ledger: &TaskLedger) -> (Bullets, Bullets) {
     let mut resolved = carried_bullets(prev, sections::RESOLVED_QUESTIONS);
     let mut pending: Vec<String> = Vec::new();
-    for (i, text) in &span.requests {
-        for q in ledger::questions(text) {
+    for ((i, _), sentences) in span.requests.iter().zip(&span.request_sentences) {
+        for q in ledger::questions_among(sentences) {
             let q = one_line(&q, LINE_MAX_CHARS);
             match span.reply_after(*i) {
                 Some(reply) => {

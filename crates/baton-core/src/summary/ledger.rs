@@ -677,10 +677,15 @@ pub fn error_excerpt(result: &str) -> String {
 
 /// Question sentences of a user message (ending in `?` or `？`), each at most 300 characters.
 pub fn questions(text: &str) -> Vec<String> {
-    sentences(text)
-        .into_iter()
+    questions_among(&sentences(text))
+}
+
+/// The questions among a text's [`sentences`], clipped as [`questions`] clips them.
+pub fn questions_among(sentences: &[String]) -> Vec<String> {
+    sentences
+        .iter()
         .filter(|s| s.ends_with('?') || s.ends_with('？'))
-        .map(|s| clip(&s, QUESTION_MAX_CHARS))
+        .map(|s| clip(s, QUESTION_MAX_CHARS))
         .collect()
 }
 
