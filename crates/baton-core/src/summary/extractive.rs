@@ -115,7 +115,7 @@ struct Call<'a> {
     action: Cow<'a, ToolAction>,
     /// Raw arguments, shown only for tools nothing else is known about.
     arguments: &'a str,
-    result: Option<std::borrow::Cow<'a, str>>,
+    result: Option<Cow<'a, str>>,
     /// [`Call::failed`], worked out on first use: the blockers and each described outcome ask.
     failed: std::cell::OnceCell<bool>,
 }
