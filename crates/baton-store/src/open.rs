@@ -7,6 +7,7 @@ use crate::integrity;
 use crate::retry::with_write_tx;
 use crate::schema;
 use crate::search::SearchError;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use std::io::Read;
 use std::path::Path;
@@ -134,10 +135,25 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
     // Room for every statement a bulk write cycles through (six sizes of row insert among
     // them, `row_insert.rs`): rusqlite's default of 16 would evict and re-prepare them.
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    // Every b-tree page a statement reads is checked more thoroughly (cell sizes and
-    // offsets), so a reader meets a damaged page as SQLITE_CORRUPT instead of reading garbage
-    // rows; a per-connection setting, nothing is written.
-    conn.pragma_update(None, "cell_size_check", true)?;
+    // A writer checks every b-tree page it reads more thoroughly (cell sizes and offsets), so
+    // damage is refused before a write can spread it; a per-connection setting, nothing is
+    // written. A reader does not pay it: it was ~6% of a search process (bm25 reads hundreds
+    // of docsize pages, and each was checked whole). Over 598 damaged files
+    // (`cli_sessions_damaged`'s damage, seeds 1-600 but the two known FTS5 gaps), every
+    // search and list either gave the intact file's output or reported the damage, with the
+    // check and without it; without it, 50 searches that had refused a page whose damaged
+    // cells they never used gave the intact answer instead (issue #17 item 6).
+    if !opts.read_only {
+        conn.pragma_update(None, "cell_size_check", true)?;
+    }
+    // Plans never depend on bound values (the query planner stability guarantee). Without it,
+    // SQLite marks a statement whose plan could use a parameter's value to be compiled again
+    // whenever a new value is bound: a search compiled its hit lookup (`search/hits.rs`) once
+    // per hit and FTS5's segment lookup (`term <= ?`) once per term, ~4% of a search process
+    // (issue #17 item 6). None of our plans gains from a bound value: our LIKE patterns start
+    // with `%`, FTS limits are written into the statement, and no database carries
+    // `sqlite_stat4` samples.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     // Before anything that could write: a newer database is left exactly as it is.
     let version = schema::check_not_newer(&conn, path)?;
     if opts.read_only {
@@ -177,9 +193,10 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
 /// Pages a read-only connection caches. Read-only opens are short commands (`sessions
 /// search`, `show`, `list`) that read most pages once: with SQLite's default (2 MB) every page
 /// read lands in fresh heap memory, and its page fault cost more than the read (a third of a
-/// search's faults). 64 pages keep a statement's B-tree interior pages hot and recycle the
-/// rest: a search process took ~9% less time, and no read-only command got slower (issue #17).
-const READ_ONLY_CACHE_PAGES: i64 = 64;
+/// search's faults). 32 pages keep a statement's B-tree interior pages hot and recycle the
+/// rest: a search process took ~9% less time with 64 than with the default, and 2-3% less
+/// again with 32 (16 was no better); `list`, `show` and `stats` did not get slower (issue #17).
+const READ_ONLY_CACHE_PAGES: i64 = 32;
 
 /// Prepared statements a connection keeps.
 const STATEMENT_CACHE: usize = 64;
