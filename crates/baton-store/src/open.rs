@@ -148,8 +148,9 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
     }
     // Plans never depend on bound values (the query planner stability guarantee). Without it,
     // SQLite marks a statement whose plan could use a parameter's value to be compiled again
-    // whenever a new value is bound: a search compiled its hit lookup (`search/hits.rs`) once
-    // per hit and FTS5's segment lookup (`term <= ?`) once per term, ~4% of a search process
+    // whenever a new value is bound (its row estimate for a comparison with a bound integer
+    // reads the value): a search compiled its hit lookup (`search/hits.rs`, `m.id = ?`) once
+    // per hit and FTS5's segment lookup (`segid = ?`) once per term, ~4% of a search process
     // (issue #17 item 6). None of our plans gains from a bound value: our LIKE patterns start
     // with `%`, FTS limits are written into the statement, and no database carries
     // `sqlite_stat4` samples.
