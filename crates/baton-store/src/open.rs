@@ -206,6 +206,8 @@ const STATEMENT_CACHE: usize = 64;
 pub(crate) fn open_memory() -> Result<Opened> {
     let mut conn = Connection::open_in_memory()?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    // As for a file (`open_checked`): a bound value never recompiles a statement.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     with_write_tx(&mut conn, |tx| schema::init(tx, Path::new(":memory:")))?;
     Ok(Opened {

@@ -332,21 +332,25 @@ fn a_version_1_database_lists_shows_searches_and_reports_stats_read_only() {
 #[test]
 fn binding_new_values_does_not_compile_a_statement_again() {
     let (_dir, path) = temp_db();
-    let store = SqliteStore::open(&path).unwrap();
-    let id = session(&store, "s1");
-    store
-        .append_messages(
-            &id,
-            &[
-                Message::user("the README explains the build"),
-                Message::user("and the Makefile runs it"),
-            ],
-        )
-        .unwrap();
-    drop(store);
+    let fill = |store: &SqliteStore| {
+        let id = session(store, "s1");
+        store
+            .append_messages(
+                &id,
+                &[
+                    Message::user("the README explains the build"),
+                    Message::user("and the Makefile runs it"),
+                ],
+            )
+            .unwrap();
+    };
+    fill(&SqliteStore::open(&path).unwrap());
+    let in_memory = SqliteStore::open_in_memory().unwrap();
+    fill(&in_memory);
     for store in [
         SqliteStore::open(&path).unwrap(),
         SqliteStore::open_read_only(&path).unwrap(),
+        in_memory,
     ] {
         let reprepared = store
             .read(|conn| {
