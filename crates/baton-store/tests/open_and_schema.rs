@@ -324,10 +324,10 @@ fn a_version_1_database_lists_shows_searches_and_reports_stats_read_only() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
-/// A search binds its values (a hit's message id, FTS5's own segment lookups bind a term);
-/// SQLite would otherwise mark a statement whose plan could use a bound value to be compiled
-/// again each time a new value is bound: a search process compiled its hit lookup once per
-/// hit and FTS5's segment lookups once per term, ~4% of the process. Every connection opens
+/// A search binds its values (a hit's message id; FTS5's own segment lookups bind a segment
+/// id); SQLite would otherwise compile a statement again each time a new value is bound when
+/// its row estimate read the old one (a comparison with a bound integer): a search process
+/// compiled its hit lookup once per hit and FTS5's segment lookup once per term, ~4% of it. Every connection opens
 /// with the query planner stability guarantee, so a bound value never recompiles a statement.
 #[test]
 fn binding_new_values_does_not_compile_a_statement_again() {
@@ -374,8 +374,9 @@ fn binding_new_values_does_not_compile_a_statement_again() {
 }
 
 /// Writers check every page they read whole (`cell_size_check`), so damage is refused before
-/// a write can spread it; readers rely on SQLite's own bounds checks, which
-/// `cli_sessions_damaged` shows report the same damage, and skip the cost.
+/// a write can spread it; readers rely on SQLite's own bounds checks and skip the cost
+/// (`cli_sessions_damaged`: a damaged file's reader gives the intact answer or reports the
+/// damage, never another answer).
 #[test]
 fn writers_check_cell_sizes_and_readers_rely_on_sqlites_own_checks() {
     let (_dir, path) = temp_db();
