@@ -146,15 +146,7 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
     if !opts.read_only {
         conn.pragma_update(None, "cell_size_check", true)?;
     }
-    // Plans never depend on bound values (the query planner stability guarantee). Without it,
-    // SQLite marks a statement whose plan could use a parameter's value to be compiled again
-    // whenever a new value is bound (its row estimate for a comparison with a bound integer
-    // reads the value): a search compiled its hit lookup (`search/hits.rs`, `m.id = ?`) once
-    // per hit and FTS5's segment lookup (`segid = ?`) once per term, ~4% of a search process
-    // (issue #17 item 6). None of our plans gains from a bound value: our LIKE patterns start
-    // with `%`, FTS limits are written into the statement, and no database carries
-    // `sqlite_stat4` samples.
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    plan_without_bound_values(&conn)?;
     // Before anything that could write: a newer database is left exactly as it is.
     let version = schema::check_not_newer(&conn, path)?;
     if opts.read_only {
@@ -199,6 +191,19 @@ fn open_checked(path: &Path, opts: &OpenOptions, uri: Option<&str>) -> Result<Op
 /// again with 32 (16 was no better); `list`, `show` and `stats` did not get slower (issue #17).
 const READ_ONLY_CACHE_PAGES: i64 = 32;
 
+/// Sets the query planner stability guarantee on `conn` (every connection a store opens):
+/// plans never depend on bound values. Without it, SQLite marks a statement whose plan could
+/// use a parameter's value to be compiled again whenever a new value is bound (its row
+/// estimate for a comparison with a bound integer reads the value): a search compiled its hit
+/// lookup (`search/hits.rs`, `m.id = ?`) once per hit and FTS5's segment lookup (`segid = ?`)
+/// once per term, ~4% of a search process (issue #17 item 6). None of our plans gains from a
+/// bound value: our LIKE patterns start with `%`, FTS limits are written into the statement,
+/// and no database carries `sqlite_stat4` samples.
+fn plan_without_bound_values(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
 /// Prepared statements a connection keeps.
 const STATEMENT_CACHE: usize = 64;
 
@@ -206,8 +211,7 @@ const STATEMENT_CACHE: usize = 64;
 pub(crate) fn open_memory() -> Result<Opened> {
     let mut conn = Connection::open_in_memory()?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    // As for a file (`open_checked`): a bound value never recompiles a statement.
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    plan_without_bound_values(&conn)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     with_write_tx(&mut conn, |tx| schema::init(tx, Path::new(":memory:")))?;
     Ok(Opened {
