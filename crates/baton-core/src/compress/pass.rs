@@ -21,10 +21,11 @@ use crate::summary::gate::check_and_repair;
 use crate::summary::ledger::TaskLedger;
 use crate::summary::message_list::MessageList;
 use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
-use crate::summary::redact::{redact, redact_view};
+use crate::summary::redact::redact;
+use crate::summary::redacted_views::redacted_views;
 use crate::summary::reject;
 use crate::summary::sections;
-use crate::summary::view::{ViewLimits, message_view};
+use crate::summary::view::ViewLimits;
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tool_action::ActionTable;
@@ -180,10 +181,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
     // Summarizers and the ledger read bounded, redacted views: the start and end of each long
     // result, with exact counts of what was cut (see `summary::view`).
-    let view_list: MessageList<'_> = turns
-        .iter()
-        .map(|m| redact_view(message_view(m, ViewLimits::EXTRACTIVE)))
-        .collect();
+    let view_list = redacted_views(&turns, ViewLimits::EXTRACTIVE);
     let views = view_list.refs();
     let actions = span_actions(stub_actions, &views);
     let ledger = build_ledger(previous.as_deref(), &views, messages, &actions);
@@ -615,11 +613,7 @@ async fn summarize_once(
     let prompt_views: MessageList<'_>;
     let prompt_refs: Vec<&Message>;
     let turns: &[&Message] = if summarizer.needs_prompt() {
-        prompt_views = req
-            .turns
-            .iter()
-            .map(|m| redact_view(message_view(m, ViewLimits::PROMPT)))
-            .collect();
+        prompt_views = redacted_views(req.turns, ViewLimits::PROMPT);
         prompt_refs = prompt_views.refs();
         &prompt_refs
     } else {

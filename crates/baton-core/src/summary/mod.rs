@@ -13,6 +13,7 @@ pub mod ledger;
 pub mod message_list;
 pub mod prompt;
 pub mod redact;
+pub mod redacted_views;
 pub mod reject;
 pub mod sections;
 pub mod view;
