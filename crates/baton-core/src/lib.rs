@@ -14,6 +14,7 @@ pub mod formats;
 pub mod message;
 pub mod overflow;
 pub mod pricing;
+mod split_work;
 pub mod summary;
 pub mod synthetic;
 pub mod terminal_text;

@@ -9,6 +9,7 @@
 pub mod assemble;
 pub mod boundary;
 mod compressor;
+mod demote;
 pub mod guard;
 pub mod markers;
 pub(crate) mod pass;

@@ -18,12 +18,12 @@
 
 pub use super::stubs::{ARGS_TRUNCATION_MARKER, summarize_tool_result, truncate_tool_call_args};
 
+use super::demote::Demoter;
 use super::pruned::Pruned;
-use super::stubs::{looks_like_stub, stub_of_result};
-use crate::message::{Content, ContentPart, Message, Role, ToolCall};
+use super::stubs::looks_like_stub;
+use crate::message::{Content, ContentPart, Message, Role};
 use crate::tokens::TokenCounter;
 use crate::tool_action::ActionTable;
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Replaces an older copy of a result that appears again later, word for word.
@@ -36,9 +36,6 @@ pub const LEGACY_CLEARED_MARKER: &str = "[Old tool output cleared to save contex
 
 /// Results shorter than this are never deduplicated: the marker would save almost nothing.
 const DEDUP_MIN_CHARS: usize = 200;
-/// Pressure demotion spares the most recent messages (the exchange in progress) until nothing
-/// older is left to demote.
-const PRESSURE_KEEP_RECENT: usize = 3;
 
 /// How much of the conversation is protected and what counts as worth pruning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +86,19 @@ pub struct PruneOutcome<'a> {
     pub actions: ActionTable<'a>,
 }
 
-impl PruneOutcome<'_> {
+impl<'a> PruneOutcome<'a> {
+    /// `messages` before any pass ran.
+    pub(super) fn unchanged(messages: &'a [Message]) -> Self {
+        PruneOutcome {
+            messages: Pruned::new(messages),
+            deduplicated: 0,
+            stubbed: 0,
+            args_truncated: 0,
+            media_removed: 0,
+            actions: ActionTable::default(),
+        }
+    }
+
     /// Messages whose content changed.
     pub fn pruned(&self) -> usize {
         self.deduplicated + self.stubbed + self.args_truncated + self.media_removed
@@ -103,42 +112,31 @@ pub fn prune_old_tool_results<'a>(
     config: &PruneConfig,
     counter: &dyn TokenCounter,
 ) -> PruneOutcome<'a> {
-    let mut outcome = PruneOutcome {
-        messages: Pruned::new(messages),
-        deduplicated: 0,
-        stubbed: 0,
-        args_truncated: 0,
-        media_removed: 0,
-        actions: ActionTable::default(),
-    };
+    let mut outcome = PruneOutcome::unchanged(messages);
     let calls = resolve_calls(messages);
-    let pruner = Pruner {
+    let demoter = Demoter {
         originals: messages,
         calls: &calls,
         config,
         counter,
-        actions: RefCell::default(),
     };
     outcome.deduplicated = deduplicate_results(&mut outcome.messages);
     let boundary = prune_boundary(&outcome.messages, config, counter);
-    for index in 0..boundary {
-        pruner.demote(&mut outcome, index);
-    }
+    demoter.demote_before(&mut outcome, boundary);
     if config.protect_tail_tokens > 0 {
-        pruner.relieve_tail_pressure(&mut outcome, boundary);
+        demoter.relieve_tail_pressure(&mut outcome, boundary);
     }
-    outcome.actions = pruner.actions.into_inner();
     outcome
 }
 
 /// Where a tool result's call is: `(assistant message index, index in its tool_calls)`.
-type CallRef = (usize, usize);
+pub(super) type CallRef = (usize, usize);
 
 /// Maps each tool message to the call it answers, by position: the nearest preceding assistant
 /// message holding that id. A global id map would be wrong, because real transcripts (tau-bench)
 /// reuse one id for different calls. When one assistant message repeats an id, its results are
 /// matched to those calls in order.
-fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
+pub(super) fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
     let mut resolved = vec![None; messages.len()];
     // id → (calls with that id in the latest assistant message holding it, results matched so far)
     let mut latest: HashMap<&str, (Vec<CallRef>, usize)> = HashMap::new();
@@ -240,7 +238,7 @@ fn is_text_part(part: &ContentPart) -> bool {
 }
 
 /// Markers and stubs are the output of pruning; touching them again would break idempotence.
-fn is_already_pruned(text: &str) -> bool {
+pub(super) fn is_already_pruned(text: &str) -> bool {
     text.starts_with("[Duplicate tool output")
         || text.starts_with("[screenshot removed")
         || text == LEGACY_CLEARED_MARKER
@@ -275,210 +273,11 @@ fn prune_boundary(
     boundary
 }
 
-/// What demoting one message did.
-enum Demotion {
-    Stubbed,
-    MediaRemoved,
-    ArgsTruncated,
-}
-
-/// The read-only context the demotion passes share.
-struct Pruner<'r, 'a> {
-    /// The input, where call names and arguments are read (never the partly pruned copy).
-    originals: &'a [Message],
-    calls: &'r [Option<CallRef>],
-    config: &'r PruneConfig,
-    counter: &'r dyn TokenCounter,
-    /// The calls classified for their stubs.
-    actions: RefCell<ActionTable<'a>>,
-}
-
-impl<'a> Pruner<'_, 'a> {
-    /// Stubs a tool result or truncates an assistant's arguments, recording what happened.
-    /// Returns whether the message changed.
-    fn demote(&self, outcome: &mut PruneOutcome<'_>, index: usize) -> bool {
-        let Some(message) = outcome.messages.get(index) else {
-            return false;
-        };
-        let demotion = match message.role {
-            Role::Tool => self.demote_tool_result(&mut outcome.messages, index),
-            Role::Assistant => self.truncate_arguments(&mut outcome.messages, index),
-            _ => None,
-        };
-        match demotion {
-            Some(Demotion::Stubbed) => outcome.stubbed += 1,
-            Some(Demotion::MediaRemoved) => outcome.media_removed += 1,
-            Some(Demotion::ArgsTruncated) => outcome.args_truncated += 1,
-            None => return false,
-        }
-        true
-    }
-
-    fn call_of(&self, index: usize) -> Option<&'a ToolCall> {
-        let (message, position) = (*self.calls.get(index)?)?;
-        self.originals.get(message)?.calls().get(position)
-    }
-
-    /// Large text becomes a stub; otherwise images become [`SCREENSHOT_MARKER`].
-    fn demote_tool_result(&self, pruned: &mut Pruned<'_>, index: usize) -> Option<Demotion> {
-        let message = pruned.get(index)?;
-        let call = self.call_of(index);
-        // Names are read from the original (pruning never changes one), which outlives the
-        // pass's table of actions.
-        let name = call
-            .map(|c| c.function.name.as_str())
-            .or_else(|| self.originals.get(index)?.name.as_deref())
-            .unwrap_or("");
-        let arguments = call.map_or("", |c| c.function.arguments.as_str());
-        // The text is read in place: copying every old result first cost more than stubbing.
-        let (stub, has_images) = match message.content.as_ref()? {
-            Content::Text(s) => (self.stub_for(name, arguments, s), false),
-            Content::Parts(parts) => (
-                self.stub_for(name, arguments, &substantive_text(parts)),
-                parts.iter().any(|p| p.is_image()),
-            ),
-            Content::Null => return None,
-        };
-        if let Some(stub) = stub {
-            pruned.set_content(index, Content::Text(stub));
-            return Some(Demotion::Stubbed);
-        }
-        if has_images {
-            let Some(Content::Parts(parts)) = message.content.as_ref() else {
-                return None;
-            };
-            let parts = parts
-                .iter()
-                .map(|p| {
-                    if p.is_image() {
-                        ContentPart::text(SCREENSHOT_MARKER)
-                    } else {
-                        p.clone()
-                    }
-                })
-                .collect();
-            pruned.set_content(index, Content::Parts(parts));
-            return Some(Demotion::MediaRemoved);
-        }
-        None
-    }
-
-    /// The stub for a result worth stubbing: large, not already pruned, and bigger than its
-    /// stub would be, in characters and in tokens (a stub quoting a CJK path can cost more
-    /// tokens than a short ASCII result).
-    fn stub_for(&self, name: &'a str, arguments: &'a str, text: &str) -> Option<String> {
-        let chars = crate::truncate::char_count(text);
-        if chars <= self.config.min_prune_chars || is_already_pruned(text) {
-            return None;
-        }
-        let stub = stub_of_result(name, arguments, text, &mut self.actions.borrow_mut());
-        let smaller = stub.chars().count() < chars
-            && self.counter.count_text(&stub) < self.counter.count_text(text);
-        smaller.then_some(stub)
-    }
-
-    fn truncate_arguments(&self, pruned: &mut Pruned<'_>, index: usize) -> Option<Demotion> {
-        let calls = pruned.get(index)?.tool_calls.as_ref()?;
-        let cuts: Vec<(usize, String)> = calls
-            .iter()
-            .enumerate()
-            .filter(|(_, call)| {
-                call.function.arguments.chars().count() > self.config.max_args_chars
-            })
-            .filter_map(|(position, call)| {
-                let cut = truncate_tool_call_args(
-                    &call.function.arguments,
-                    self.config.args_leaf_max_chars,
-                )?;
-                Some((position, cut))
-            })
-            .collect();
-        if cuts.is_empty() {
-            return None;
-        }
-        let calls = pruned.make_mut(index)?.tool_calls.as_mut()?;
-        for (position, cut) in cuts {
-            if let Some(call) = calls.get_mut(position) {
-                call.function.arguments = cut;
-            }
-        }
-        Some(Demotion::ArgsTruncated)
-    }
-
-    /// Pass 4: when the protected tail costs more than 1.5× its budget (one huge file read can
-    /// do that on its own), demote tail messages oldest first until it fits.
-    fn relieve_tail_pressure(&self, outcome: &mut PruneOutcome<'_>, boundary: usize) {
-        let counter = self.counter;
-        let soft_limit = self.config.protect_tail_tokens.saturating_mul(3) / 2;
-        let mut tail_tokens: usize = outcome
-            .messages
-            .iter()
-            .skip(boundary)
-            .map(|m| counter.count_message(m))
-            .sum();
-        if tail_tokens <= soft_limit {
-            return;
-        }
-        // The last `protect_tail_count` messages are verbatim by promise, even under pressure.
-        let protected = outcome
-            .messages
-            .len()
-            .saturating_sub(self.config.protect_tail_count);
-        // Pruning changes no role, so the originals give the order.
-        for index in pressure_order(outcome.messages.originals(), boundary) {
-            if index >= protected {
-                continue;
-            }
-            if tail_tokens <= soft_limit {
-                break;
-            }
-            let tokens_of = |o: &PruneOutcome<'_>| {
-                o.messages
-                    .get(index)
-                    .map_or(0, |m| counter.count_message(m))
-            };
-            let before = tokens_of(outcome);
-            if self.demote(outcome, index) {
-                let after = tokens_of(outcome);
-                tail_tokens = tail_tokens.saturating_sub(before).saturating_add(after);
-            }
-        }
-    }
-}
-
-/// Text of a result's parts, leaving out screenshot markers so a result whose images were
-/// already replaced is judged by its own text.
-fn substantive_text(parts: &[ContentPart]) -> String {
-    let texts: Vec<&str> = parts
-        .iter()
-        .filter_map(ContentPart::text_value)
-        .filter(|t| *t != SCREENSHOT_MARKER)
-        .collect();
-    texts.join("\n")
-}
-
-/// Tail indices in the order pressure demotion may touch them: older messages first, then the
-/// most recent few, and the newest tool result only as a last resort (the model is most likely
-/// still working from it).
-fn pressure_order(messages: &[Message], boundary: usize) -> Vec<usize> {
-    let len = messages.len();
-    let recent_start = len.saturating_sub(PRESSURE_KEEP_RECENT).max(boundary);
-    let newest_result = (boundary..len)
-        .rev()
-        .find(|&i| messages[i].role == Role::Tool);
-    let demotable = |i: &usize| {
-        Some(*i) != newest_result && matches!(messages[*i].role, Role::Tool | Role::Assistant)
-    };
-    let mut order: Vec<usize> = (boundary..recent_start).filter(demotable).collect();
-    order.extend((recent_start..len).filter(demotable));
-    order.extend(newest_result);
-    order
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::message::ToolCall;
     use crate::tokens::RoughCounter;
     use proptest::prelude::*;
     use serde_json::Value;

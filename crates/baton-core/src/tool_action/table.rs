@@ -39,6 +39,11 @@ impl<'m> ActionTable<'m> {
         }
     }
 
+    /// Adds the calls `other` classified (a range of a pass classified on another thread).
+    pub fn absorb(&mut self, other: ActionTable<'m>) {
+        self.by_call.extend(other.by_call);
+    }
+
     /// Distinct calls held.
     pub fn len(&self) -> usize {
         self.by_call.len()
