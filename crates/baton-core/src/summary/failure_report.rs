@@ -8,7 +8,7 @@
 //! ASCII case-insensitively and words end at an ASCII word boundary.
 
 use crate::byte_scan::word_at;
-use aho_corasick::AhoCorasick;
+use memchr::memmem::Finder;
 use std::sync::LazyLock;
 
 /// How much of a result is read.
@@ -19,7 +19,7 @@ const LINE_WORDS: [&[u8]; 4] = [b"error", b"fatal", b"failed", b"fail"];
 /// Python's traceback header, which needs no word end.
 const TRACEBACK: &[u8] = b"traceback (most recent call last)";
 
-/// Phrases that report a failure wherever they are.
+/// Phrases that report a failure wherever they are; lower case.
 const PHRASE_WORDS: [&str; 4] = [
     "panicked at",
     "command not found",
@@ -29,28 +29,36 @@ const PHRASE_WORDS: [&str; 4] = [
 
 pub fn reads_as_failure(output: &str) -> bool {
     // Characters never outnumber bytes: a short output is read whole without counting.
-    let head = if output.len() > HEAD_CHARS {
+    // An ASCII start (most output) is cut without walking its characters.
+    let head = if output.len() <= HEAD_CHARS {
+        output
+    } else if output.as_bytes()[..HEAD_CHARS].is_ascii() {
+        &output[..HEAD_CHARS]
+    } else {
         output
             .char_indices()
             .nth(HEAD_CHARS)
             .map_or(output, |(i, _)| &output[..i])
-    } else {
-        output
     };
     is_tool_error(head)
         || head
             .lines()
             .any(|line| starts_like_an_error(line.trim_start().as_bytes()))
-        || PHRASES.as_ref().is_some_and(|p| p.is_match(head))
+        || holds_a_phrase(head)
 }
 
-/// One case-insensitive scan for every phrase.
-static PHRASES: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(PHRASE_WORDS)
-        .ok()
-});
+/// Whether `head` holds one of [`PHRASE_WORDS`], ASCII case-insensitively. The head is folded
+/// to lower case once and each phrase is found with `memchr`'s vectorized substring search:
+/// a case-insensitive Aho-Corasick automaton walked every byte and was a twentieth of a
+/// compaction of a long span (issue #17).
+fn holds_a_phrase(head: &str) -> bool {
+    let folded: Vec<u8> = head.bytes().map(|b| b.to_ascii_lowercase()).collect();
+    PHRASES.iter().any(|phrase| phrase.find(&folded).is_some())
+}
+
+/// A prepared search for each phrase.
+static PHRASES: LazyLock<[Finder<'static>; PHRASE_WORDS.len()]> =
+    LazyLock::new(|| PHRASE_WORDS.map(Finder::new));
 
 /// A line (after its indent) opens with an error word that ends there (`error:`,
 /// `error[E0382]`, `FAILED`), not one that goes on (`errors`, `failure`).
@@ -105,6 +113,40 @@ mod tests {
     }
 
     #[test]
+    fn phrases_match_in_any_ascii_case_and_only_whole() {
+        assert!(holds_a_phrase("ls: PERMISSION DENIED"));
+        assert!(holds_a_phrase("x: Command Not Found\n"));
+        assert!(holds_a_phrase("日本語の出力 no such FILE or directory"));
+        assert!(!holds_a_phrase("no such file"));
+        assert!(!holds_a_phrase("permission  denied"));
+        assert!(!holds_a_phrase(""));
+    }
+
+    proptest::proptest! {
+        /// The folded search finds exactly what a lower-cased `contains` finds.
+        #[test]
+        fn the_folded_search_agrees_with_lowercase_contains(
+            prefix in "[a-zA-Zé ]{0,40}",
+            pick in 0..PHRASE_WORDS.len(),
+            upper in proptest::collection::vec(proptest::bool::ANY, 32),
+            cut in 0usize..30,
+            suffix in "[a-z日 ]{0,20}",
+        ) {
+            let phrase: String = PHRASE_WORDS[pick]
+                .chars()
+                .zip(upper.iter().cycle())
+                .map(|(c, &u)| if u { c.to_ascii_uppercase() } else { c })
+                .collect();
+            // Sometimes the whole phrase, sometimes only its start.
+            let phrase = &phrase[..phrase.len().min(cut.max(1) + 10)];
+            let text = format!("{prefix}{phrase}{suffix}");
+            let lower = text.to_ascii_lowercase();
+            let naive = PHRASE_WORDS.iter().any(|p| lower.contains(p));
+            proptest::prop_assert_eq!(holds_a_phrase(&text), naive, "{}", text);
+        }
+    }
+
+    #[test]
     fn successful_outputs_that_mention_errors_are_not() {
         for text in [
             "test result: ok. 3 passed; 0 failed",
@@ -123,5 +165,9 @@ mod tests {
         assert!(!reads_as_failure(&late));
         let early = format!("error: early\n{}", "é".repeat(HEAD_CHARS));
         assert!(reads_as_failure(&early));
+        let ascii_late = format!("{}\nerror: late", "x".repeat(HEAD_CHARS - 1));
+        assert!(!reads_as_failure(&ascii_late));
+        let ascii_in_time = format!("{}\nerror\n{}", "x".repeat(HEAD_CHARS - 7), "y".repeat(99));
+        assert!(reads_as_failure(&ascii_in_time));
     }
 }
