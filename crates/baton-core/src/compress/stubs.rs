@@ -507,16 +507,17 @@ fn cut_long_leaves(value: &mut Value, max_chars: usize) -> bool {
 }
 
 /// Cuts one string; a leaf this function already cut comes out identical, hence unchanged.
+/// The leaf's first `max_chars` characters are sliced, not collected one by one, and a long
+/// leaf (a file's whole content) is read only as far as the cut.
 fn cut_leaf(leaf: &mut String, max_chars: usize) -> bool {
-    if leaf.chars().count() <= max_chars {
+    let Some((head_end, _)) = leaf.char_indices().nth(max_chars) else {
+        return false;
+    };
+    if leaf[head_end..] == *ARGS_TRUNCATION_MARKER {
         return false;
     }
-    let head: String = leaf.chars().take(max_chars).collect();
-    let cut = format!("{head}{ARGS_TRUNCATION_MARKER}");
-    if cut == *leaf {
-        return false;
-    }
-    *leaf = cut;
+    leaf.truncate(head_end);
+    leaf.push_str(ARGS_TRUNCATION_MARKER);
     true
 }
 

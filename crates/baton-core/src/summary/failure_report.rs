@@ -40,11 +40,18 @@ pub fn reads_as_failure(output: &str) -> bool {
             .nth(HEAD_CHARS)
             .map_or(output, |(i, _)| &output[..i])
     };
-    is_tool_error(head)
-        || head
-            .lines()
-            .any(|line| starts_like_an_error(line.trim_start().as_bytes()))
-        || holds_a_phrase(head)
+    is_tool_error(head) || a_line_starts_like_an_error(head) || holds_a_phrase(head)
+}
+
+/// Whether a line of `text` (after its indent) opens with an error word. Each line start is
+/// found with `memchr`, and what follows it is trimmed in place: trimming may run on into the
+/// next lines, but only over blank ones, to a line start checked anyway, and no error word
+/// holds a newline, so this answers as checking `text.lines()` one by one does, without
+/// that iterator's per-line cost (issue #17).
+fn a_line_starts_like_an_error(text: &str) -> bool {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .any(|start| starts_like_an_error(text[start..].trim_start().as_bytes()))
 }
 
 /// Whether `head` holds one of [`PHRASE_WORDS`], ASCII case-insensitively. The head is folded
@@ -123,6 +130,24 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Line starts found with memchr answer as `lines()` does.
+        #[test]
+        fn line_starts_agree_with_lines(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "\n", "\r\n", " ", "\t", "\u{3000}", "error", "Error:", "errors", "fail",
+                    "FAILED", "fatal", "traceback (most recent call last)", "x", "é", "_",
+                ]),
+                0..24,
+            ),
+        ) {
+            let text: String = pieces.concat();
+            let by_lines = text
+                .lines()
+                .any(|line| starts_like_an_error(line.trim_start().as_bytes()));
+            proptest::prop_assert_eq!(a_line_starts_like_an_error(&text), by_lines, "{:?}", text);
+        }
+
         /// The folded search finds exactly what a lower-cased `contains` finds.
         #[test]
         fn the_folded_search_agrees_with_lowercase_contains(
