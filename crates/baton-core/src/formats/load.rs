@@ -130,7 +130,8 @@ fn at(line: Option<usize>, record: Option<usize>) -> impl Fn(FormatError) -> Loa
 /// Files up to this size are read whole and parsed from memory, which is several times
 /// faster than parsing from a reader (serde_json reads a reader byte by byte); it was a third
 /// of a `baton compress` of a real session (issue #17). Holding that much text while parsing
-/// is a small, bounded cost; larger files are parsed as they are read.
+/// is a small, bounded cost; larger files are read in blocks and parsed message by message
+/// from each message's bytes (`json_values.rs`).
 const READ_WHOLE_UP_TO: u64 = 16 << 20;
 
 /// Reads and parses a conversation file. `forced` overrides detection.
@@ -142,7 +143,7 @@ pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, Lo
         && std::fs::metadata(path).is_ok_and(|m| m.len() > READ_WHOLE_UP_TO)
         && let Ok(file) = std::fs::File::open(path)
         && let Some(document) =
-            super::typed::document_from_reader(std::io::BufReader::with_capacity(1 << 20, file))
+            super::typed::document_from_reader(file)
     {
         return Ok(document);
     }

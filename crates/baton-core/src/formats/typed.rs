@@ -10,6 +10,7 @@
 //! here and keeps every error message exactly as it was.
 
 use super::detect::{detect_object, message_has_anthropic_block};
+use super::json_values::JsonValues;
 use super::{Dialect, Document, Layout, openai};
 use crate::conversation::Conversation;
 use crate::message::Message;
@@ -29,29 +30,108 @@ pub(crate) fn document(text: &str) -> Option<Document> {
 
 /// A file holding one record object or one message array, read from `reader` as it is parsed:
 /// the file's text is never held whole, so reading a large conversation costs the parsed
-/// conversation alone. `None` for anything else (the caller reads the file the general way).
-pub(crate) fn document_from_reader(mut reader: impl std::io::BufRead) -> Option<Document> {
-    let first = loop {
-        let buf = reader.fill_buf().ok()?;
-        let &b = buf.first()?;
-        if b.is_ascii_whitespace() {
-            reader.consume(1);
-        } else {
-            break b;
-        }
-    };
-    let de = serde_json::Deserializer::from_reader(reader);
-    match first {
+/// conversation alone, and each message is parsed from its own bytes (`json_values.rs`).
+/// `None` for anything else (the caller reads the file the general way).
+pub(crate) fn document_from_reader(reader: impl std::io::Read) -> Option<Document> {
+    document_from_values(JsonValues::new(reader))
+}
+
+fn document_from_values(mut json: JsonValues<impl std::io::Read>) -> Option<Document> {
+    let document = match json.peek_token()? {
         b'{' => {
-            let (obj, messages) = read_record_from(de)?;
+            let (obj, messages) = record_from_values(&mut json)?;
             is_openai_record(&obj, &messages, Layout::Object)
                 .then(|| conversation(obj, messages))
                 .flatten()
-                .map(|c| single(Layout::Object, c))
+                .map(|c| single(Layout::Object, c))?
         }
-        b'[' => message_array_from(de),
-        _ => None,
+        b'[' => {
+            let messages = messages_from_values(&mut json, 1)?;
+            if messages.iter().any(message_has_anthropic_block) {
+                return None;
+            }
+            single(Layout::MessageArray, Conversation::new(messages))
+        }
+        _ => return None,
+    };
+    // Nothing but whitespace may follow the value.
+    json.next_token().is_none().then_some(document)
+}
+
+/// `serde_json`'s recursion limit: a value nested this deep, counting the levels around it,
+/// is refused (the general reader then reports it).
+const MAX_NESTING: usize = 127;
+
+/// A JSON array of messages, each parsed from its own bytes; `around` is how deeply the array
+/// itself nests.
+fn messages_from_values(
+    json: &mut JsonValues<impl std::io::Read>,
+    around: usize,
+) -> Option<Vec<Message>> {
+    if json.next_token()? != b'[' {
+        return None;
     }
+    let mut messages = Vec::new();
+    if json.peek_token()? == b']' {
+        json.next_token();
+        return Some(messages);
+    }
+    loop {
+        let bytes = json.next_value()?;
+        let message: Message = serde_json::from_slice(bytes).ok()?;
+        if json.depth() + around > MAX_NESTING {
+            return None;
+        }
+        messages.push(message);
+        match json.next_token()? {
+            b',' => {}
+            b']' => break,
+            _ => return None,
+        }
+    }
+    // The vector grew by doubling: up to half its slots are empty.
+    messages.shrink_to_fit();
+    Some(messages)
+}
+
+/// [`read_record`] from JSON read value by value.
+fn record_from_values(
+    json: &mut JsonValues<impl std::io::Read>,
+) -> Option<(Map<String, Value>, Vec<Message>)> {
+    if json.next_token()? != b'{' {
+        return None;
+    }
+    let mut obj = Map::new();
+    let mut messages = None;
+    if json.peek_token()? == b'}' {
+        json.next_token();
+        return Some((obj, messages?));
+    }
+    loop {
+        if json.peek_token()? != b'"' {
+            return None;
+        }
+        let key: String = serde_json::from_slice(json.next_value()?).ok()?;
+        if json.next_token()? != b':' {
+            return None;
+        }
+        if key == "messages" {
+            messages = Some(messages_from_values(json, 2)?);
+            obj.insert(key, Value::Array(Vec::new()));
+        } else {
+            let value: Value = serde_json::from_slice(json.next_value()?).ok()?;
+            if json.depth() + 1 > MAX_NESTING {
+                return None;
+            }
+            obj.insert(key, value);
+        }
+        match json.next_token()? {
+            b',' => {}
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    Some((obj, messages?))
 }
 
 /// One JSON Lines line of a file already detected as OpenAI records, as its conversation.
@@ -229,6 +309,78 @@ mod tests {
         ] {
             assert!(document_from_reader(text.as_bytes()).is_none(), "{text}");
         }
+    }
+
+    /// The reader this one replaced: `serde_json` reading the whole value from `io::Read`.
+    fn by_serde_reader(text: &str) -> Option<Document> {
+        let de = serde_json::Deserializer::from_reader(text.as_bytes());
+        match text.trim_start().as_bytes().first()? {
+            b'{' => {
+                let (obj, messages) = read_record_from(de)?;
+                is_openai_record(&obj, &messages, Layout::Object)
+                    .then(|| conversation(obj, messages))
+                    .flatten()
+                    .map(|c| single(Layout::Object, c))
+            }
+            b'[' => message_array_from(de),
+            _ => None,
+        }
+    }
+
+    /// Value by value, refilled every few bytes, gives what `serde_json`'s reader gave, on
+    /// well-formed files and on every kind of broken one.
+    #[test]
+    fn reading_value_by_value_agrees_with_the_serde_reader() {
+        let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let message =
+            r#"{"role":"user","content":"a \"quoted\" [bracket] {brace} \\ é 日本 \u00e9"}"#;
+        let mut texts: Vec<String> = vec![
+            format!(
+                "{{\"id\":\"r\",\"messages\":[{message},{message}],\"z\":[1,{{\"a\":null}}],\"n\":-1.5e3,\"t\":true}}"
+            ),
+            format!(" \n\t[{message} , {message}]\r\n"),
+            format!("{{\"mess\\u0061ges\":[{message}]}}"),
+            format!("{{\"messages\":[{message}],\"messages\":[]}}"),
+            "[]".into(),
+            "{\"messages\":[]}".into(),
+            "{}".into(),
+            // Broken: trailing commas, a missing colon, bytes after the end, cut short.
+            format!("[{message},]"),
+            format!("{{\"messages\":[{message}],}}"),
+            format!("{{\"messages\" [{message}]}}"),
+            format!("[{message}] x"),
+            format!("[{message}"),
+            format!("{{\"messages\":[{message}]"),
+            "{\"messages\":null}".into(),
+            "{\"a\":tru,\"messages\":[]}".into(),
+            "[{\"role\":\"user\",\"content\":\"unterminated}]".into(),
+            "[{\"role\":\"user\",\"content\":\"a\\".into(),
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}}]}".into(),
+            "[1]".into(),
+            "".into(),
+        ];
+        // Around serde_json's recursion limit, in a record field and inside a message.
+        for n in [123, 124, 125, 126, 127, 128] {
+            texts.push(format!("{{\"deep\":{},\"messages\":[]}}", nested(n)));
+            texts.push(format!(
+                "[{{\"role\":\"user\",\"content\":\"x\",\"extra\":{}}}]",
+                nested(n)
+            ));
+            texts.push(format!(
+                "{{\"messages\":[{{\"role\":\"user\",\"content\":\"x\",\"extra\":{}}}]}}",
+                nested(n)
+            ));
+        }
+        let mut taken = 0;
+        for text in &texts {
+            let expected = by_serde_reader(text);
+            taken += usize::from(expected.is_some());
+            for block in [1, 2, 3, 7, 64, 1 << 20] {
+                let read = document_from_values(JsonValues::with_block(text.as_bytes(), block));
+                assert_eq!(read, expected, "block {block}: {text}");
+            }
+        }
+        assert!(taken >= 12, "{taken}");
     }
 
     #[test]
