@@ -142,8 +142,7 @@ pub fn load_file(path: &Path, forced: Option<FormatName>) -> Result<Document, Lo
     if forced.is_none()
         && std::fs::metadata(path).is_ok_and(|m| m.len() > READ_WHOLE_UP_TO)
         && let Ok(file) = std::fs::File::open(path)
-        && let Some(document) =
-            super::typed::document_from_reader(file)
+        && let Some(document) = super::typed::document_from_reader(file)
     {
         return Ok(document);
     }
