@@ -32,10 +32,10 @@ enum Demotion {
 /// The read-only context the demotion passes share.
 pub(super) struct Demoter<'r, 'a> {
     /// The input, where call names and arguments are read (never the partly pruned copy).
-    pub originals: &'a [Message],
-    pub calls: &'r [Option<CallRef>],
-    pub config: &'r PruneConfig,
-    pub counter: &'r dyn TokenCounter,
+    pub(super) originals: &'a [Message],
+    pub(super) calls: &'r [Option<CallRef>],
+    pub(super) config: &'r PruneConfig,
+    pub(super) counter: &'r dyn TokenCounter,
 }
 
 impl<'a> Demoter<'_, 'a> {

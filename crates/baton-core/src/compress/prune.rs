@@ -14,7 +14,8 @@
 //!    budget, tail results are stubbed too, oldest first, the newest result last of all.
 //!
 //! Pruning changes content only: message count, order, roles and ids are untouched, so it can
-//! never orphan a tool result. Pruning its own output again changes nothing.
+//! never orphan a tool result. Pruning its own output again changes nothing. Passes 2–4 decide
+//! each message's demotion in `demote.rs`.
 
 pub use super::stubs::{ARGS_TRUNCATION_MARKER, summarize_tool_result, truncate_tool_call_args};
 
