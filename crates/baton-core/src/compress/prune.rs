@@ -25,7 +25,7 @@ use super::stubs::looks_like_stub;
 use crate::message::{Content, ContentPart, Message, Role};
 use crate::tokens::TokenCounter;
 use crate::tool_action::ActionTable;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Replaces an older copy of a result that appears again later, word for word.
 pub const DUPLICATE_MARKER: &str = "[Duplicate tool output — same content as a more recent call]";
@@ -140,19 +140,21 @@ pub(super) type CallRef = (usize, usize);
 pub(super) fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
     let mut resolved = vec![None; messages.len()];
     // id → (calls with that id in the latest assistant message holding it, results matched so far)
-    let mut latest: HashMap<&str, (Vec<CallRef>, usize)> = HashMap::new();
+    let mut latest: FxHashMap<&str, (Vec<CallRef>, usize)> = FxHashMap::default();
     for (index, message) in messages.iter().enumerate() {
         match message.role {
             Role::Assistant if message.has_tool_calls() => {
-                let mut fresh: HashMap<&str, Vec<CallRef>> = HashMap::new();
                 for (position, call) in message.calls().iter().enumerate() {
-                    fresh
-                        .entry(call.id.as_str())
-                        .or_default()
-                        .push((index, position));
-                }
-                for (id, refs) in fresh {
-                    latest.insert(id, (refs, 0));
+                    match latest.get_mut(call.id.as_str()) {
+                        // The id again in this same message: its results match in order.
+                        Some((refs, _)) if refs.first().is_some_and(|r| r.0 == index) => {
+                            refs.push((index, position));
+                        }
+                        // A newer message holding the id replaces an older one.
+                        _ => {
+                            latest.insert(call.id.as_str(), (vec![(index, position)], 0));
+                        }
+                    }
                 }
             }
             Role::Tool => {
@@ -180,7 +182,7 @@ fn deduplicate_results(pruned: &mut Pruned<'_>) -> usize {
     // that key. Hashing every byte of every result cost more than the rest of a pass on long
     // sessions; the key narrows candidates and a full comparison decides, so different results
     // are never merged.
-    let mut newest: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    let mut newest: FxHashMap<(usize, u64), Vec<usize>> = FxHashMap::default();
     let mut replaced = 0;
     for index in (0..messages.len()).rev() {
         let Some(text) = dedup_candidate(&messages[index]) else {
@@ -204,7 +206,8 @@ fn dedup_key(text: &str) -> (usize, u64) {
     use std::hash::{Hash, Hasher};
     let bytes = text.as_bytes();
     let edge = 64.min(bytes.len());
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    // Any hash will do: the key only narrows the candidates a full comparison decides on.
+    let mut h = rustc_hash::FxHasher::default();
     bytes[..edge].hash(&mut h);
     bytes[bytes.len() - edge..].hash(&mut h);
     (bytes.len(), h.finish())
@@ -480,6 +483,42 @@ mod tests {
         assert!(
             second.starts_with("[search_direct_flight] origin=JFK dest=SEA "),
             "{second}"
+        );
+    }
+
+    #[test]
+    fn results_resolve_to_calls_by_position_with_ids_repeated_inside_and_across_messages() {
+        let twice = Message::assistant_tool_calls(vec![
+            ToolCall::function("a", "f", "{}"),
+            ToolCall::function("b", "g", "{}"),
+            ToolCall::function("a", "h", "{}"),
+        ]);
+        let messages = vec![
+            twice,                    // 0: a, b, a
+            Message::tool("a", "1"),  // 1 → (0, 0)
+            Message::tool("a", "2"),  // 2 → (0, 2)
+            Message::tool("a", "3"),  // 3 → (0, 2): more results than calls
+            Message::tool("b", "4"),  // 4 → (0, 1)
+            call("a", "f", "{}"),     // 5: a newer message holding `a`
+            Message::tool("a", "5"),  // 6 → (5, 0)
+            Message::tool("b", "6"),  // 7 → (0, 1): `b` was not replaced
+            Message::tool("zz", "7"), // 8 → no call
+            Message::user("u"),       // 9
+        ];
+        assert_eq!(
+            resolve_calls(&messages),
+            [
+                None,
+                Some((0, 0)),
+                Some((0, 2)),
+                Some((0, 2)),
+                Some((0, 1)),
+                None,
+                Some((5, 0)),
+                Some((0, 1)),
+                None,
+                None,
+            ]
         );
     }
 
