@@ -113,6 +113,15 @@ mod tests {
         );
     }
 
+    /// True (with a note) where a long span still gets one thread: nothing runs elsewhere.
+    fn one_core() -> bool {
+        let one = threads_for(2 * SPLIT_FROM_ITEMS) < 2;
+        if one {
+            eprintln!("one core: nothing runs on another thread");
+        }
+        one
+    }
+
     /// Work for a test range: the calling thread waits (up to 10 s) until another thread has
     /// taken a range, so both surely take one however the threads are scheduled.
     fn after_another_thread(caller: std::thread::ThreadId, other_ran: &AtomicBool) {
@@ -128,8 +137,7 @@ mod tests {
 
     #[test]
     fn a_panic_on_another_thread_reaches_the_caller() {
-        if threads_for(2 * SPLIT_FROM_ITEMS) < 2 {
-            eprintln!("one core: nothing runs on another thread");
+        if one_core() {
             return;
         }
         let (caller, other_ran) = (std::thread::current().id(), AtomicBool::new(false));
@@ -145,8 +153,7 @@ mod tests {
 
     #[test]
     fn every_thread_takes_ranges() {
-        if threads_for(2 * SPLIT_FROM_ITEMS) < 2 {
-            eprintln!("one core: nothing runs on another thread");
+        if one_core() {
             return;
         }
         let (caller, other_ran) = (std::thread::current().id(), AtomicBool::new(false));

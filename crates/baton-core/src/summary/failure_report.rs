@@ -43,15 +43,19 @@ pub fn reads_as_failure(output: &str) -> bool {
     is_tool_error(head) || a_line_starts_like_an_error(head) || holds_a_phrase(head)
 }
 
-/// Whether a line of `text` (after its indent) opens with an error word. Each line start is
-/// found with `memchr`, and what follows it is trimmed in place: trimming may run on into the
-/// next lines, but only over blank ones, to a line start checked anyway, and no error word
-/// holds a newline, so this answers as checking `text.lines()` one by one does, without
-/// that iterator's per-line cost (issue #17).
+/// Whether a line of `text` (after its indent) opens with an error word. Line ends are found
+/// with `memchr`, without `str::lines`'s per-line cost (issue #17); a line keeps a `\r` before
+/// its `\n`, which ends a word as the line's end does, so the answer is the same.
 fn a_line_starts_like_an_error(text: &str) -> bool {
-    std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
-        .any(|start| starts_like_an_error(text[start..].trim_start().as_bytes()))
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    for end in ends {
+        if starts_like_an_error(text[start..end].trim_start().as_bytes()) {
+            return true;
+        }
+        start = end + 1;
+    }
+    false
 }
 
 /// Whether `head` holds one of [`PHRASE_WORDS`], ASCII case-insensitively. The head is folded
