@@ -6,6 +6,7 @@
 //! truncation, so a pass always converges), the quality gate against the task ledger, then
 //! assembly and tool-pair sanitization.
 
+mod argument_cut;
 pub mod assemble;
 pub mod boundary;
 mod compressor;

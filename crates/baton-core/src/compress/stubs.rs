@@ -15,6 +15,8 @@
 
 mod match_count;
 
+pub use super::argument_cut::{ARGS_TRUNCATION_MARKER, truncate_tool_call_args};
+
 use crate::tool_action::{ActionTable, ToolAction, exit_code};
 use crate::truncate::group_digits;
 use match_count::match_count;
@@ -37,8 +39,6 @@ const PHRASE_MAX_CHARS: usize = 60;
 const VALUE_MAX_CHARS: usize = 40;
 /// Argument keys of unclassified tools.
 const KEY_MAX_CHARS: usize = 30;
-/// Appended to a string leaf of tool-call arguments that was cut.
-pub const ARGS_TRUNCATION_MARKER: &str = "...[truncated]";
 
 /// A one-line, informative stub replacing an old large tool result.
 ///
@@ -441,128 +441,10 @@ fn cut_start(text: &str, max: usize) -> String {
     format!("...{tail}")
 }
 
-/// Tool-call arguments with every string leaf longer than `leaf_max_chars` cut to that many
-/// characters plus [`ARGS_TRUNCATION_MARKER`].
-///
-/// Returns `None` when the arguments are not a JSON object or array (they are then left exactly
-/// as they are: slicing them could only make them worse) or when no leaf was long enough. The
-/// result always parses; cutting it again returns `None`.
-pub fn truncate_tool_call_args(arguments: &str, leaf_max_chars: usize) -> Option<String> {
-    // A string's characters never outnumber the bytes of its JSON form, so arguments without
-    // a long string token have nothing to cut: most calls skip the parse (issue #17).
-    if !has_string_token_longer_than(arguments.as_bytes(), leaf_max_chars) {
-        return None;
-    }
-    let mut value: Value = serde_json::from_str(arguments).ok()?;
-    if !(value.is_object() || value.is_array()) {
-        return None;
-    }
-    if !cut_long_leaves(&mut value, leaf_max_chars) {
-        return None;
-    }
-    serde_json::to_string(&value).ok()
-}
-
-/// Whether JSON text has a string token (key or value) with more than `max` bytes between
-/// its quotes. Text that is not JSON may answer either way; it fails to parse after.
-fn has_string_token_longer_than(json: &[u8], max: usize) -> bool {
-    let mut at = 0;
-    while let Some(i) = json.get(at..).and_then(|rest| memchr::memchr(b'"', rest)) {
-        let open = at + i + 1;
-        let close = closing_quote(json, open);
-        if close - open > max {
-            return true;
-        }
-        at = close + 1;
-    }
-    false
-}
-
-/// The index of the quote that closes the JSON string whose text starts at `at` (escapes
-/// skipped), or the end of `json` when none does.
-fn closing_quote(json: &[u8], mut at: usize) -> usize {
-    while let Some(i) = json
-        .get(at..)
-        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-    {
-        if json[at + i] == b'"' {
-            return at + i;
-        }
-        at += i + 2;
-    }
-    json.len()
-}
-
-fn cut_long_leaves(value: &mut Value, max_chars: usize) -> bool {
-    match value {
-        Value::String(s) => cut_leaf(s, max_chars),
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |changed, v| cut_long_leaves(v, max_chars) | changed),
-        Value::Object(map) => map
-            .values_mut()
-            .fold(false, |changed, v| cut_long_leaves(v, max_chars) | changed),
-        _ => false,
-    }
-}
-
-/// Cuts one string; a leaf this function already cut comes out identical, hence unchanged.
-/// The leaf's first `max_chars` characters are sliced, not collected one by one, and a long
-/// leaf (a file's whole content) is read only as far as the cut.
-fn cut_leaf(leaf: &mut String, max_chars: usize) -> bool {
-    let Some((head_end, _)) = leaf.char_indices().nth(max_chars) else {
-        return false;
-    };
-    if leaf[head_end..] == *ARGS_TRUNCATION_MARKER {
-        return false;
-    }
-    leaf.truncate(head_end);
-    leaf.push_str(ARGS_TRUNCATION_MARKER);
-    true
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    /// Skipping the parse for arguments without a long string token never changes the
-    /// result: checked against always parsing, on escapes, multi-byte text, nesting, keys and
-    /// broken JSON around the limit.
-    #[test]
-    fn the_long_token_scan_only_skips_arguments_with_nothing_to_cut() {
-        let always_parsing = |arguments: &str, max: usize| -> Option<String> {
-            let mut value: Value = serde_json::from_str(arguments).ok()?;
-            if !(value.is_object() || value.is_array()) || !cut_long_leaves(&mut value, max) {
-                return None;
-            }
-            serde_json::to_string(&value).ok()
-        };
-        let mut cases = vec![
-            r#"{"command":"ls"}"#.to_string(),
-            r#"["a","b"]"#.to_string(),
-            "not json".to_string(),
-            r#"{"unterminated": "abc"#.to_string(),
-            r#"{"a": 12345678901234567890}"#.to_string(),
-        ];
-        for n in [7, 8, 9, 10, 11] {
-            let s = "x".repeat(n);
-            let e = "é".repeat(n);
-            let esc = "\\n".repeat(n);
-            cases.push(format!(r#"{{"content":"{s}"}}"#));
-            cases.push(format!(r#"{{"content":"{e}"}}"#));
-            cases.push(format!(r#"{{"content":"{esc}"}}"#));
-            cases.push(format!(r#"{{"{s}":1}}"#));
-            cases.push(format!(r#"{{"a":{{"b":["{s}", "q\\"{s}"]}}}}"#));
-        }
-        for case in &cases {
-            assert_eq!(
-                truncate_tool_call_args(case, 8),
-                always_parsing(case, 8),
-                "{case}"
-            );
-        }
-    }
 
     fn numbered(lines: usize, sep: &str) -> String {
         let all: Vec<String> = (1..=lines)
