@@ -112,7 +112,7 @@ pub fn text_view(text: &str, limits: ViewLimits) -> Cow<'_, str> {
 /// Lines of the original text a view stands for (its own lines plus those the marker says it
 /// omitted). Equals `text.lines().count()` for text that was not cut.
 pub fn original_line_count(view: &str) -> usize {
-    view.lines().count() + omitted(view).map_or(0, |(lines, _)| lines)
+    crate::truncate::line_count(view) + omitted(view).map_or(0, |(lines, _)| lines)
 }
 
 /// Characters of the original text a view stands for.
@@ -126,8 +126,10 @@ pub fn original_char_count(view: &str) -> usize {
     }
 }
 
+/// The omission marker, found with a vectorized search (every summarized call's result is
+/// searched, most of them for a marker they do not hold).
 fn marker_text(view: &str) -> Option<&str> {
-    let start = view.find(MARKER_OPEN)?;
+    let start = memchr::memmem::find(view.as_bytes(), MARKER_OPEN.as_bytes())?;
     let end = view[start..].find(MARKER_CLOSE)? + start + MARKER_CLOSE.len();
     Some(&view[start..end])
 }
