@@ -412,7 +412,14 @@ fn is_name_char(c: char) -> bool {
 /// Whitespace runs (newlines included) collapsed to one space, so a value cannot break the stub
 /// over several lines.
 fn flatten(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// A stub is one line even if a name or value smuggled in another control character.
