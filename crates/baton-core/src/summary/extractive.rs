@@ -8,6 +8,7 @@
 //! hash-map order), so the same span always produces byte-identical text.
 
 use crate::message::{Message, Role};
+use crate::split_work::in_ranges;
 use crate::summary::failure_report;
 use crate::summary::ledger::{self, PairedCall, TaskLedger};
 use crate::summary::sections::{self, section_body};
@@ -117,17 +118,24 @@ struct Call<'a> {
     arguments: &'a str,
     result: Option<Cow<'a, str>>,
     /// [`Call::failed`], worked out on first use: the blockers and each described outcome ask.
-    failed: std::cell::OnceCell<bool>,
+    /// A `OnceLock` so a long span's calls can be judged on several threads.
+    failed: std::sync::OnceLock<bool>,
 }
 
 impl<'a> Span<'a> {
     fn new(turns: &'a [&'a Message], actions: Option<&'a ActionTable<'a>>) -> Self {
         let positions =
             |keep: fn(&Message) -> bool| turns.iter().enumerate().filter(move |(_, m)| keep(m));
-        let calls = ledger::pair_tool_calls(turns)
-            .iter()
-            .map(|pair| Call::new(pair, actions))
-            .collect();
+        let pairs = ledger::pair_tool_calls(turns);
+        let calls = in_ranges(pairs.len(), |range| {
+            pairs[range]
+                .iter()
+                .map(|pair| Call::new(pair, actions))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
         let requests: Vec<(usize, String)> = positions(ledger::is_real_request)
             .map(|(i, m)| (i, m.text()))
             .collect();
@@ -164,7 +172,7 @@ impl<'a> Call<'a> {
             },
             arguments: &f.arguments,
             result: pair.result.map(ledger::message_text),
-            failed: std::cell::OnceCell::new(),
+            failed: std::sync::OnceLock::new(),
         }
     }
 
@@ -790,11 +798,21 @@ fn in_progress(span: &Span<'_>) -> Vec<String> {
 fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     // One backward pass: labels of calls that later succeeded, so each failure is checked in
     // O(1) (a per-failure scan of the later calls was quadratic on long agent runs).
-    let labels: Vec<String> = span.calls.iter().map(Call::label).collect();
+    // Every call is labelled and judged (reading its result), each on its own: a long span's
+    // calls are split over threads.
+    let judged: Vec<(String, bool)> = in_ranges(span.calls.len(), |range| {
+        span.calls[range]
+            .iter()
+            .map(|call| (call.label(), call.failed()))
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     let mut succeeded_later: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut items: Vec<String> = Vec::new();
-    for (call, label) in span.calls.iter().zip(&labels).rev() {
-        if call.failed() {
+    for (call, (label, failed)) in span.calls.iter().zip(&judged).rev() {
+        if *failed {
             if !succeeded_later.contains(label.as_str()) {
                 let error = error_line(call.result.as_deref().unwrap_or_default());
                 items.push(format!("{label} → {error}"));
