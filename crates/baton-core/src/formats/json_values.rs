@@ -12,14 +12,21 @@
 //! and anything the scan does not expect (a trailing comma, a missing colon, bytes after the
 //! end) ends reading with `None`, so the caller falls back to its general reader, which
 //! decides and reports as it always did.
+//!
+//! Used for large conversation files (`typed.rs`) and for datasets shipped as one JSON array
+//! of records (`trajectory/source.rs`).
 
 use std::io::Read;
 
 /// Bytes read at a time.
 const BLOCK: usize = 1 << 20;
 
+/// `serde_json`'s recursion limit: a value nested this deep, counting the levels around it,
+/// is refused (the general reader then reports it).
+pub(crate) const MAX_NESTING: usize = 127;
+
 /// A reader of JSON structure: single bytes, and whole values as bytes.
-pub(super) struct JsonValues<R> {
+pub(crate) struct JsonValues<R> {
     reader: R,
     buf: Vec<u8>,
     /// How deeply the last value [`Self::next_value`] returned nests (0 for a scalar).
@@ -33,11 +40,11 @@ pub(super) struct JsonValues<R> {
 }
 
 impl<R: Read> JsonValues<R> {
-    pub(super) fn new(reader: R) -> Self {
+    pub(crate) fn new(reader: R) -> Self {
         Self::with_block(reader, BLOCK)
     }
 
-    pub(super) fn with_block(reader: R, block: usize) -> Self {
+    pub(crate) fn with_block(reader: R, block: usize) -> Self {
         JsonValues {
             reader,
             buf: Vec::with_capacity(block),
@@ -50,7 +57,7 @@ impl<R: Read> JsonValues<R> {
 
     /// The next byte that is not JSON whitespace, consumed; `None` at the end (or on a read
     /// error, which the general reader then meets and reports).
-    pub(super) fn next_token(&mut self) -> Option<u8> {
+    pub(crate) fn next_token(&mut self) -> Option<u8> {
         loop {
             while let Some(&b) = self.buf.get(self.at) {
                 self.at += 1;
@@ -65,7 +72,7 @@ impl<R: Read> JsonValues<R> {
     }
 
     /// The next non-whitespace byte, left unread.
-    pub(super) fn peek_token(&mut self) -> Option<u8> {
+    pub(crate) fn peek_token(&mut self) -> Option<u8> {
         let b = self.next_token()?;
         self.at -= 1;
         Some(b)
@@ -73,7 +80,7 @@ impl<R: Read> JsonValues<R> {
 
     /// The bytes of the next value (after any whitespace), consumed; `None` when the input ends
     /// before the value does. The value is not checked beyond finding its end.
-    pub(super) fn next_value(&mut self) -> Option<&[u8]> {
+    pub(crate) fn next_value(&mut self) -> Option<&[u8]> {
         // Offsets below count from `self.at`, the value's first byte: a fill moves the unread
         // bytes to the front of the buffer, and offsets from there stay valid.
         self.depth = 0;
@@ -89,7 +96,7 @@ impl<R: Read> JsonValues<R> {
 
     /// How deeply the last value read nests: `serde_json` refuses values nested deeper than
     /// its recursion limit, which counts the levels around a value too.
-    pub(super) fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         self.depth
     }
 

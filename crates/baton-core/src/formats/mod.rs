@@ -11,7 +11,7 @@ pub mod codex;
 mod detect;
 pub mod error;
 pub mod gemini_cli;
-mod json_values;
+pub(crate) mod json_values;
 mod load;
 mod notes;
 pub mod openai;

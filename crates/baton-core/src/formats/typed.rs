@@ -10,7 +10,7 @@
 //! here and keeps every error message exactly as it was.
 
 use super::detect::{detect_object, message_has_anthropic_block};
-use super::json_values::JsonValues;
+use super::json_values::{JsonValues, MAX_NESTING};
 use super::{Dialect, Document, Layout, openai};
 use crate::conversation::Conversation;
 use crate::message::Message;
@@ -57,10 +57,6 @@ fn document_from_values(mut json: JsonValues<impl std::io::Read>) -> Option<Docu
     // Nothing but whitespace may follow the value.
     json.next_token().is_none().then_some(document)
 }
-
-/// `serde_json`'s recursion limit: a value nested this deep, counting the levels around it,
-/// is refused (the general reader then reports it).
-const MAX_NESTING: usize = 127;
 
 /// A JSON array of messages, each parsed from its own bytes; `around` is how deeply the array
 /// itself nests.
