@@ -96,6 +96,12 @@ pub fn add_compression_note(system: &Message) -> Message {
 /// summaries in head or tail are removed (their content is in the new summary), and a message
 /// that only carried a merged summary gets its own content back. Inputs are not modified.
 pub fn assemble(head: &[Message], summary_body: &str, tail: &[Message]) -> Vec<Message> {
+    assemble_owned(head.to_vec(), summary_body, tail.to_vec())
+}
+
+/// [`assemble`] for a caller that owns the head and tail it hands over: they are moved into
+/// the result, not copied (a pass copies what it keeps once, issue #17).
+pub fn assemble_owned(head: Vec<Message>, summary_body: &str, tail: Vec<Message>) -> Vec<Message> {
     let mut out = without_old_summaries(head);
     let tail = without_old_summaries(tail);
     if let Some(first) = out.first_mut().filter(|m| m.role.is_instruction()) {
@@ -178,14 +184,14 @@ fn join_text(first: &str, second: &str) -> String {
 /// Copies `messages` without summaries: a standalone summary is dropped, a carrier of a merged
 /// summary is restored to its own content. When a drop leaves two user (or two assistant)
 /// messages side by side, they are joined so the sequence stays alternating.
-fn without_old_summaries(messages: &[Message]) -> Vec<Message> {
+fn without_old_summaries(messages: Vec<Message>) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     let mut dropped = false;
     for m in messages {
-        let kept = if is_summary_message(m) {
-            unwrap_summary(m)
+        let kept = if is_summary_message(&m) {
+            unwrap_summary(&m)
         } else {
-            Some(m.clone())
+            Some(m)
         };
         match kept {
             Some(m) => {

@@ -221,7 +221,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         moved_user.and_then(|u| pruned.get(u)),
         pruned.to_vec(end..messages.len()),
     );
-    let assembled = assemble::assemble(&pruned.to_vec(0..start), &body, &tail);
+    // The tail's size, for the report, before it moves into the output.
+    let tail_size = (tail.len(), tokens_of(&tail));
+    let assembled = assemble::assemble_owned(pruned.to_vec(0..start), &body, tail);
     let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
     let final_messages = sanitize::strip_historical_media(sanitized);
     let tokens_after = tokens_of(&final_messages);
@@ -260,7 +262,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             escalations: chosen.escalations,
             gate_added,
             gate_rejections: chosen.gate_rejections,
-            tail: Some(tail_stats(&ctx, messages, &counts, start, &tail)),
+            tail: Some(tail_stats(&ctx, messages, &counts, start, tail_size)),
             elapsed: started.elapsed(),
         },
     }
@@ -273,7 +275,7 @@ fn tail_stats(
     messages: &[Message],
     pruned_counts: &[u64],
     start: usize,
-    tail: &[Message],
+    (tail_messages, tail_tokens): (usize, u64),
 ) -> crate::compress::TailStats {
     let budget = ctx.budgets.tail_tokens;
     // The span needs at least the first message (with its call group) after the head.
@@ -284,8 +286,8 @@ fn tail_stats(
         .iter()
         .sum();
     crate::compress::TailStats {
-        messages: tail.len(),
-        tokens: tokens_of(tail),
+        messages: tail_messages,
+        tokens: tail_tokens,
         budget_tokens: budget,
         floor_messages: boundary::tail_floor(messages.len() - start, ctx.protect_last_n),
         floor_tokens: (boundary::tail_token_floor(budget as usize) as u64).min(after_first),
