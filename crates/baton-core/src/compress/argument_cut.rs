@@ -182,14 +182,7 @@ impl<'a> Rewriter<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Result<(), Unsure> {
-        if depth >= MAX_DEPTH {
-            return Err(Unsure);
-        }
-        self.at += 1;
-        self.out.push(b'{');
-        self.skip_whitespace();
-        if self.eat(b'}') {
-            self.out.push(b'}');
+        if self.opens_empty(depth, b'}')? {
             return Ok(());
         }
         // serde_json keeps a repeated key's first place and its last value: not a copy.
@@ -210,46 +203,52 @@ impl<'a> Rewriter<'a> {
             }
             self.skip_whitespace();
             self.value(depth + 1)?;
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.out.push(b','),
-                Some(b'}') => {
-                    self.at += 1;
-                    self.out.push(b'}');
-                    return Ok(());
-                }
-                _ => return Err(Unsure),
+            if self.closes(b'}')? {
+                return Ok(());
             }
-            self.at += 1;
         }
     }
 
     fn array(&mut self, depth: usize) -> Result<(), Unsure> {
-        if depth >= MAX_DEPTH {
-            return Err(Unsure);
-        }
-        self.at += 1;
-        self.out.push(b'[');
-        self.skip_whitespace();
-        if self.eat(b']') {
-            self.out.push(b']');
+        if self.opens_empty(depth, b']')? {
             return Ok(());
         }
         loop {
             self.skip_whitespace();
             self.value(depth + 1)?;
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.out.push(b','),
-                Some(b']') => {
-                    self.at += 1;
-                    self.out.push(b']');
-                    return Ok(());
-                }
-                _ => return Err(Unsure),
+            if self.closes(b']')? {
+                return Ok(());
             }
-            self.at += 1;
         }
+    }
+
+    /// Copies the opening bracket of a container at `depth`, and its `close` too when the
+    /// container is empty (then `true`).
+    fn opens_empty(&mut self, depth: usize, close: u8) -> Result<bool, Unsure> {
+        if depth >= MAX_DEPTH {
+            return Err(Unsure);
+        }
+        self.out.push(self.src[self.at]);
+        self.at += 1;
+        self.skip_whitespace();
+        let empty = self.eat(close);
+        if empty {
+            self.out.push(close);
+        }
+        Ok(empty)
+    }
+
+    /// Copies what follows a member: a comma (`false`: another member follows) or the
+    /// container's `close` (`true`).
+    fn closes(&mut self, close: u8) -> Result<bool, Unsure> {
+        self.skip_whitespace();
+        let next = self.peek().ok_or(Unsure)?;
+        if next != b',' && next != close {
+            return Err(Unsure);
+        }
+        self.at += 1;
+        self.out.push(next);
+        Ok(next == close)
     }
 
     /// A key without escapes, as its bytes; any other key is left to serde_json.
