@@ -181,7 +181,7 @@ fn join_text(first: &str, second: &str) -> String {
     }
 }
 
-/// Copies `messages` without summaries: a standalone summary is dropped, a carrier of a merged
+/// `messages` without summaries: a standalone summary is dropped, a carrier of a merged
 /// summary is restored to its own content. When a drop leaves two user (or two assistant)
 /// messages side by side, they are joined so the sequence stays alternating.
 fn without_old_summaries(messages: Vec<Message>) -> Vec<Message> {

@@ -25,7 +25,7 @@ use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -292,7 +292,7 @@ fn read_array_file(file: std::fs::File, path: &Path, tx: &SyncSender<io::Result<
         tx.send(Ok(item)).is_ok()
     });
     if let Err(Quick::Unexpected) = quick {
-        match std::fs::File::open(PathBuf::from(path)) {
+        match std::fs::File::open(path) {
             Ok(again) => parse_array(again, sent, tx),
             Err(e) => {
                 let _ = tx.send(Err(e));
@@ -582,13 +582,12 @@ fn scan_array<R: Read>(reader: R) -> Result<u64, ArrayProblem> {
 
 /// Opens `path` as a stream of records in `layout`.
 pub fn open_source(path: &Path, layout: Layout) -> io::Result<Box<dyn RecordSource>> {
-    let file = std::fs::File::open(path)?;
     Ok(match layout {
-        Layout::JsonLines => Box::new(LineSource::new(BufReader::with_capacity(1 << 16, file))),
-        Layout::JsonArray => {
-            drop(file);
-            Box::new(ArraySource::spawn_file(path)?)
+        Layout::JsonLines => {
+            let file = std::fs::File::open(path)?;
+            Box::new(LineSource::new(BufReader::with_capacity(1 << 16, file)))
         }
+        Layout::JsonArray => Box::new(ArraySource::spawn_file(path)?),
     })
 }
 
