@@ -148,6 +148,8 @@ impl<'a> Rewriter<'a> {
         if !w.cut_any {
             return Ok(None);
         }
+        // Old calls keep their cut arguments for the rest of the pass: no spare capacity.
+        w.out.shrink_to_fit();
         String::from_utf8(w.out).map(Some).map_err(|_| Unsure)
     }
 

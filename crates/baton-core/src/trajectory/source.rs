@@ -383,8 +383,46 @@ impl<'de> Visitor<'de> for ElementVisitor<'_> {
 }
 
 /// Removes the whitespace between the tokens of valid JSON text, leaving strings (and so
-/// every escape) and numbers exactly as written.
+/// every escape) and numbers exactly as written. Strings are copied whole, their ends found
+/// with `memchr`: a byte at a time, this was a tenth of compressing an array dataset
+/// (`perf record`, issue #17).
 pub fn minify(json: &str) -> Vec<u8> {
+    let bytes = json.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        // Between strings: tokens and the whitespace to drop.
+        let quote = memchr::memchr(b'"', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        out.extend(
+            bytes[at..quote]
+                .iter()
+                .filter(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')),
+        );
+        if quote == bytes.len() {
+            break;
+        }
+        let end = string_end(bytes, quote + 1);
+        out.extend_from_slice(&bytes[quote..end]);
+        at = end;
+    }
+    out
+}
+
+/// Just past the quote closing the string whose text starts at `at` (escapes skipped), or the
+/// end of `bytes` when none does.
+fn string_end(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(i) = memchr::memchr2(b'"', b'\\', &bytes[at.min(bytes.len())..]) {
+        if bytes[at + i] == b'"' {
+            return at + i + 1;
+        }
+        at += i + 2;
+    }
+    bytes.len()
+}
+
+/// [`minify`] a byte at a time: what it replaced, kept as its test's oracle.
+#[cfg(test)]
+fn minify_bytewise(json: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(json.len());
     let (mut in_string, mut escaped) = (false, false);
     for &b in json.as_bytes() {
@@ -657,6 +695,15 @@ mod tests {
             quick_scan(arrays()[10].as_bytes()),
             Some(Err(ArrayProblem::FirstRecord(_)))
         ));
+    }
+
+    proptest::proptest! {
+        /// Copying strings whole drops exactly the bytes the byte-at-a-time walk dropped, in
+        /// text with escapes, quotes and whitespace anywhere (even cut inside a string).
+        #[test]
+        fn minify_agrees_with_the_bytewise_walk(text in "[ \t\r\n\"\\\\a{}:,é0-9\\[\\]]{0,40}") {
+            proptest::prop_assert_eq!(minify(&text), minify_bytewise(&text));
+        }
     }
 
     /// A file read quickly hands on the same elements, and ends with the same error, as
