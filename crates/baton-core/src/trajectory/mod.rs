@@ -13,6 +13,7 @@
 
 pub mod compress;
 pub mod metrics;
+mod minify;
 pub mod pipeline;
 pub mod plan;
 pub mod record;

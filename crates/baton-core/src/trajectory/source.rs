@@ -20,6 +20,7 @@
 //! first record must be a record (an object with `conversations` or `messages`).
 
 use crate::formats::json_values::JsonValues;
+pub use crate::trajectory::minify::minify;
 use crate::trajectory::record::{Record, RecordError};
 use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -382,69 +383,6 @@ impl<'de> Visitor<'de> for ElementVisitor<'_> {
     }
 }
 
-/// Removes the whitespace between the tokens of valid JSON text, leaving strings (and so
-/// every escape) and numbers exactly as written. Strings are copied whole, their ends found
-/// with `memchr`: a byte at a time, this was a tenth of compressing an array dataset
-/// (`perf record`, issue #17).
-pub fn minify(json: &str) -> Vec<u8> {
-    let bytes = json.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        // Between strings: tokens and the whitespace to drop.
-        let quote = memchr::memchr(b'"', &bytes[at..]).map_or(bytes.len(), |i| at + i);
-        out.extend(
-            bytes[at..quote]
-                .iter()
-                .filter(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')),
-        );
-        if quote == bytes.len() {
-            break;
-        }
-        let end = string_end(bytes, quote + 1);
-        out.extend_from_slice(&bytes[quote..end]);
-        at = end;
-    }
-    out
-}
-
-/// Just past the quote closing the string whose text starts at `at` (escapes skipped), or the
-/// end of `bytes` when none does.
-fn string_end(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(i) = memchr::memchr2(b'"', b'\\', &bytes[at.min(bytes.len())..]) {
-        if bytes[at + i] == b'"' {
-            return at + i + 1;
-        }
-        at += i + 2;
-    }
-    bytes.len()
-}
-
-/// [`minify`] a byte at a time: what it replaced, kept as its test's oracle.
-#[cfg(test)]
-fn minify_bytewise(json: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(json.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for &b in json.as_bytes() {
-        if in_string {
-            out.push(b);
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-        } else if b == b'"' {
-            in_string = true;
-            out.push(b);
-        } else if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-            out.push(b);
-        }
-    }
-    out
-}
-
 /// What the up-front check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputCheck {
@@ -630,106 +568,4 @@ pub fn open_source(path: &Path, layout: Layout) -> io::Result<Box<dyn RecordSour
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-
-    /// Arrays well formed, and broken in each way the quick reading hands over on.
-    fn arrays() -> Vec<String> {
-        let rec = |i: u32| {
-            format!(
-                r#"{{"id": {i}, "conversations": [{{"from": "human", "value": "q \"{i}\" \u00e9 ]}}[ 1.50e3"}}]}}"#
-            )
-        };
-        let deep = |n: usize| {
-            format!(
-                r#"{{"messages": [], "x": {}1{}}}"#,
-                "[".repeat(n),
-                "]".repeat(n)
-            )
-        };
-        let mut texts = vec![
-            format!("[{}, {}]", rec(1), rec(2)),
-            format!("\u{feff}[\n  {},\n\n  {}\n]\n", rec(1), rec(2)),
-            "[]".to_string(),
-            " [ ]\n".to_string(),
-            format!("[{},]", rec(1)),
-            format!("[{}] x", rec(1)),
-            format!("[{}, {}", rec(1), rec(2)),
-            format!("[{}, {{\"messa", rec(1)),
-            format!("[{} {}]", rec(1), rec(2)),
-            format!("[{}, \"text\"]", rec(1)),
-            "[\"text\", 1]".to_string(),
-            format!(r#"[{}, {{"messages": [], "bad": "\q"}}]"#, rec(1)),
-            format!("[{}, {{\"messages\": [], \"raw\": \"a\u{1}b\"}}]", rec(1)),
-        ];
-        // Nesting around serde_json's recursion limit (which a `RawValue` element escapes).
-        texts.extend([123, 126, 127, 128, 300].map(|n| format!("[{}, {}]", rec(1), deep(n))));
-        texts.push(format!("[{}]", deep(300)));
-        texts
-    }
-
-    fn problem(p: &ArrayProblem) -> String {
-        match p {
-            ArrayProblem::Io(e) => format!("io {e}"),
-            ArrayProblem::Json(e) => format!("json {e}"),
-            ArrayProblem::FirstRecord(e) => format!("first {e}"),
-        }
-    }
-
-    /// The quick check counts and refuses as `serde_json`'s reader does, or hands over; and
-    /// it hands over only where something is unexpected.
-    #[test]
-    fn the_quick_check_agrees_with_the_serde_reader() {
-        for text in arrays() {
-            let body = text.trim_start_matches('\u{feff}');
-            let serde = scan_array(body.as_bytes()).map_err(|e| problem(&e));
-            match quick_scan(body.as_bytes()) {
-                None => assert!(serde.is_err(), "handed over a readable array: {text}"),
-                Some(quick) => assert_eq!(quick.map_err(|e| problem(&e)), serde, "{text}"),
-            }
-        }
-        assert!(matches!(quick_scan(arrays()[0].as_bytes()), Some(Ok(2))));
-        assert!(matches!(quick_scan(arrays()[3].as_bytes()), Some(Ok(0))));
-        assert!(matches!(
-            quick_scan(arrays()[10].as_bytes()),
-            Some(Err(ArrayProblem::FirstRecord(_)))
-        ));
-    }
-
-    proptest::proptest! {
-        /// Copying strings whole drops exactly the bytes the byte-at-a-time walk dropped, in
-        /// text with escapes, quotes and whitespace anywhere (even cut inside a string).
-        #[test]
-        fn minify_agrees_with_the_bytewise_walk(text in "[ \t\r\n\"\\\\a{}:,é0-9\\[\\]]{0,40}") {
-            proptest::prop_assert_eq!(minify(&text), minify_bytewise(&text));
-        }
-    }
-
-    /// A file read quickly hands on the same elements, and ends with the same error, as
-    /// `serde_json`'s reader: after a hand-over nothing is repeated or lost.
-    #[test]
-    fn a_file_array_streams_as_the_serde_reader_streams_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let drain = |mut src: ArraySource| {
-            let mut out = Vec::new();
-            loop {
-                match src.next_item() {
-                    Ok(Some(item)) => out.push(Ok((item.number, item.bytes))),
-                    Ok(None) => return out,
-                    Err(e) => {
-                        out.push(Err(e.to_string()));
-                        return out;
-                    }
-                }
-            }
-        };
-        for (i, text) in arrays().iter().enumerate() {
-            let path = dir.path().join(format!("array{i}.json"));
-            std::fs::write(&path, text).unwrap();
-            let quick = drain(ArraySource::spawn_file(&path).unwrap());
-            let serde = drain(ArraySource::spawn(std::fs::File::open(&path).unwrap()).unwrap());
-            assert_eq!(quick, serde, "{text}");
-        }
-    }
-}
+mod tests;
