@@ -273,86 +273,22 @@ pub(super) fn twilio_shape(text: &[u8]) -> bool {
 
 /// Discord bot tokens: 24–26 token characters, `.`, 6 of them, `.`, then at least 27.
 pub(super) fn discord_shape(text: &[u8]) -> bool {
+    // `memchr` over the dots is faster than testing dot pairs eight positions at a time with
+    // word arithmetic (36 against 102 µs over real1's 480 KB, measured in stop 33).
     let token = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-    dots_seven_apart(text).any(|i| {
+    memchr::memchr_iter(b'.', text).any(|i| {
         let second = i + 7;
-        text[i + 1..second].iter().all(|&b| token(b))
+        byte_at(text, second) == Some(b'.')
+            && text[i + 1..second].iter().all(|&b| token(b))
             && skip_while(text, second + 1, token) - (second + 1) >= 27
             && text[..i].iter().rev().take_while(|&&b| token(b)).count() >= 24
     })
-}
-
-/// Every `i` with a `.` at `i` and at `i + 7`, in order. Code and prose hold a `.` every few
-/// dozen bytes, and stopping at each one to look seven bytes on was 2% of a compaction
-/// (`perf record`, issue #17), so both bytes are tested eight positions at a time.
-fn dots_seven_apart(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    const DOTS: u64 = ONES * b'.' as u64;
-    // Flags every zero byte of `v`, and maybe bytes above one: each flag is checked after.
-    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let word = |at: usize| {
-        let mut bytes = [0; 8];
-        bytes.copy_from_slice(&text[at..at + 8]);
-        u64::from_le_bytes(bytes)
-    };
-    let blocks = (0..text.len().saturating_sub(14)).step_by(8);
-    let in_blocks = blocks.flat_map(move |at| {
-        let mut flags = zeros(word(at) ^ DOTS) & zeros(word(at + 7) ^ DOTS);
-        std::iter::from_fn(move || {
-            let bit = flags.trailing_zeros() as usize;
-            flags &= flags.wrapping_sub(1);
-            (bit < 64).then_some(at + bit / 8)
-        })
-    });
-    // Blocks read `at..at + 15`; the positions after the last one are tested one by one.
-    let rest_from = text.len().saturating_sub(14).div_ceil(8) * 8;
-    in_blocks
-        .chain(rest_from..text.len().saturating_sub(7))
-        .filter(|&i| text[i] == b'.' && text[i + 7] == b'.')
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The eight-at-a-time test finds exactly the pairs a byte-by-byte walk finds, at
-        /// every length and alignment, and the Discord check built on it agrees with the one
-        /// that stopped at every `.`.
-        #[test]
-        fn dot_pairs_and_discord_shapes_are_found_as_one_by_one(
-            text in prop::collection::vec(prop::sample::select(b"..a-_Z9 \n\xff".to_vec()), 0..80),
-            token in "[A-Za-z0-9_-]{24}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27}",
-            at in 0usize..80,
-        ) {
-            let pairs: Vec<usize> = dots_seven_apart(&text).collect();
-            let walked: Vec<usize> = (0..text.len().saturating_sub(7))
-                .filter(|&i| text[i] == b'.' && text[i + 7] == b'.')
-                .collect();
-            prop_assert_eq!(pairs, walked);
-            let mut with_token = text.clone();
-            let at = at.min(with_token.len());
-            with_token.splice(at..at, token.bytes());
-            for t in [&text, &with_token] {
-                prop_assert_eq!(discord_shape(t), discord_one_dot_at_a_time(t));
-            }
-        }
-    }
-
-    /// The check `discord_shape` replaced.
-    fn discord_one_dot_at_a_time(text: &[u8]) -> bool {
-        let token = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-        memchr::memchr_iter(b'.', text).any(|i| {
-            let second = i + 7;
-            byte_at(text, second) == Some(b'.')
-                && text[i + 1..second].iter().all(|&b| token(b))
-                && skip_while(text, second + 1, token) - (second + 1) >= 27
-                && text[..i].iter().rev().take_while(|&&b| token(b)).count() >= 24
-        })
-    }
 
     #[test]
     fn a_discord_token_and_a_twilio_key_have_their_shapes() {
