@@ -1,6 +1,7 @@
 //! Byte-level reading for the hand-written recognizers (exit reports, match counts, what
 //! surrounds a redaction literal): they read a few ASCII bytes around a literal hit instead of
-//! compiling a regex for it.
+//! compiling a regex for it. And skipping a JSON string in text held whole (cutting tool-call
+//! arguments, minifying dataset records).
 
 /// The index of the first byte at or after `at` that `keep` rejects (`text.len()` if none).
 pub(crate) fn skip_while(text: &[u8], mut at: usize, keep: impl Fn(u8) -> bool) -> usize {
@@ -17,9 +18,34 @@ pub(crate) fn word_at(text: &[u8], at: usize, word: &[u8]) -> Option<usize> {
     text.get(at..end)?.eq_ignore_ascii_case(word).then_some(end)
 }
 
+/// The index of the quote that closes the JSON string whose text starts at `at` (escapes
+/// skipped, found with `memchr`), or `json.len()` when none does.
+pub(crate) fn closing_quote(json: &[u8], mut at: usize) -> usize {
+    while let Some(i) = json
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        if json[at + i] == b'"' {
+            return at + i;
+        }
+        at += i + 2;
+    }
+    json.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_closes_at_its_first_unescaped_quote() {
+        let json = br#""a\"b" x "\\" y "cut\"#;
+        assert_eq!(closing_quote(json, 1), 5);
+        assert_eq!(closing_quote(json, 10), 12);
+        assert_eq!(closing_quote(json, 17), json.len());
+        assert_eq!(closing_quote(b"\\", 0), 1);
+        assert_eq!(closing_quote(b"x", 5), 1);
+    }
 
     #[test]
     fn stops_at_the_first_rejected_byte_or_the_end() {

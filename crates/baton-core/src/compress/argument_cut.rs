@@ -12,6 +12,7 @@
 //! (a repeated or escaped key, a surrogate escape, deep nesting, broken JSON) makes it give up,
 //! and the arguments take the `Value` path, so the result never depends on which path ran.
 
+use crate::byte_scan::closing_quote;
 use rewriter::{Rewriter, Unsure};
 use serde_json::Value;
 
@@ -62,21 +63,6 @@ fn has_string_token_longer_than(json: &[u8], max: usize) -> bool {
         at = close + 1;
     }
     false
-}
-
-/// The index of the quote that closes the JSON string whose text starts at `at` (escapes
-/// skipped), or the end of `json` when none does.
-fn closing_quote(json: &[u8], mut at: usize) -> usize {
-    while let Some(i) = json
-        .get(at..)
-        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-    {
-        if json[at + i] == b'"' {
-            return at + i;
-        }
-        at += i + 2;
-    }
-    json.len()
 }
 
 fn cut_long_leaves(value: &mut Value, max_chars: usize) -> bool {

@@ -226,14 +226,14 @@ enum Quick {
     Stopped,
 }
 
-/// The elements of the JSON array `values` holds, in order, each checked by `serde_json` from
-/// its own bytes and handed to `each` with its position (`each` answers whether to go on).
-/// Returns how many there were, or stops at the first thing `serde_json`'s reader could read
-/// differently or refuse: a trailing comma, bytes after the array, a cut-short file or a read
-/// error.
+/// The elements of the JSON array `values` holds, in order, each handed as its bytes to `each`
+/// with its position; `each` checks it with `serde_json` (`Quick::Unexpected` when that
+/// fails) and may stop the reading. Returns how many there were, or stops at the first thing
+/// `serde_json`'s reader could read differently or refuse: a trailing comma, bytes after the
+/// array, a cut-short file or a read error.
 fn quick_elements<R: Read>(
     values: &mut JsonValues<R>,
-    mut each: impl FnMut(u64, &RawValue) -> bool,
+    mut each: impl FnMut(u64, &[u8]) -> Result<(), Quick>,
 ) -> Result<u64, Quick> {
     if values.next_token() != Some(b'[') {
         return Err(Quick::Unexpected);
@@ -243,14 +243,9 @@ fn quick_elements<R: Read>(
         values.next_token();
     } else {
         loop {
-            // serde_json's reader reads an element as a `RawValue` without a nesting limit,
-            // and so does this.
             let bytes = values.next_value().ok_or(Quick::Unexpected)?;
-            let raw: &RawValue = serde_json::from_slice(bytes).map_err(|_| Quick::Unexpected)?;
             number += 1;
-            if !each(number, raw) {
-                return Err(Quick::Stopped);
-            }
+            each(number, bytes)?;
             match values.next_token() {
                 Some(b',') => {}
                 Some(b']') => break,
@@ -262,6 +257,12 @@ fn quick_elements<R: Read>(
         None => Ok(number),
         Some(_) => Err(Quick::Unexpected),
     }
+}
+
+/// An element as `serde_json`'s reader reads it for the stream: a `RawValue`, without a
+/// nesting limit.
+fn raw_element(bytes: &[u8]) -> Result<&RawValue, Quick> {
+    serde_json::from_slice(bytes).map_err(|_| Quick::Unexpected)
 }
 
 /// [`ArraySource::spawn_file`]'s reader thread.
@@ -281,7 +282,8 @@ fn read_array_file(file: std::fs::File, path: &Path, tx: &SyncSender<io::Result<
     // Blocks of the reader's size keep the progress counts as fine as they were.
     let mut values = JsonValues::with_block(reader, 1 << 16);
     let (mut last, mut sent) = (0u64, 0u64);
-    let quick = quick_elements(&mut values, |number, raw| {
+    let quick = quick_elements(&mut values, |number, bytes| {
+        let raw = raw_element(bytes)?;
         let now = count.load(Ordering::Relaxed);
         let item = Item {
             number,
@@ -290,7 +292,7 @@ fn read_array_file(file: std::fs::File, path: &Path, tx: &SyncSender<io::Result<
         };
         last = now;
         sent = number;
-        tx.send(Ok(item)).is_ok()
+        tx.send(Ok(item)).map_err(|_| Quick::Stopped)
     });
     if let Err(Quick::Unexpected) = quick {
         match std::fs::File::open(path) {
@@ -509,11 +511,14 @@ enum ArrayProblem {
 fn quick_scan<R: Read>(reader: R) -> Option<Result<u64, ArrayProblem>> {
     let mut values = JsonValues::new(reader);
     let mut first = None;
-    let records = quick_elements(&mut values, |number, raw| {
+    // As `scan_array` reads them: the first element as text, the others only checked.
+    let records = quick_elements(&mut values, |number, bytes| {
         if number == 1 {
-            first = refuse_non_record(raw.get().as_bytes()).err();
+            first = refuse_non_record(raw_element(bytes)?.get().as_bytes()).err();
+        } else {
+            serde_json::from_slice::<IgnoredAny>(bytes).map_err(|_| Quick::Unexpected)?;
         }
-        true
+        Ok(())
     })
     .ok()?;
     Some(match first {

@@ -23,7 +23,7 @@ pub(super) struct Rewriter<'a> {
 }
 
 impl<'a> Rewriter<'a> {
-    /// What [`through_value`] gives for `arguments`, or `Unsure`.
+    /// What [`super::through_value`] gives for `arguments`, or `Unsure`.
     pub(super) fn rewrite(arguments: &'a str, max_chars: usize) -> Result<Option<String>, Unsure> {
         let mut w = Rewriter {
             src: arguments.as_bytes(),
