@@ -5,10 +5,11 @@
 //! whose match still had to be followed by a search with each of the 70 rules (issue #17).
 
 use super::near::{Near, Shape};
+use super::occurrences::Occurrences;
 use super::rule::{Needs, Rule};
 use super::rules::RULES;
-use aho_corasick::AhoCorasick;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::LazyLock;
 
 /// A set of rules, by their index in [`RULES`].
@@ -65,12 +66,12 @@ fn scan(text: &str, want_key_hint: bool) -> (Candidates, bool) {
     };
     let bytes = text.as_bytes();
     let (mut found, mut key_hint) = (0u128, false);
-    'scan: for m in index.prefixes.find_overlapping_iter(text) {
-        let start = m.start();
-        for &at in &index.by_prefix[m.pattern().as_usize()] {
+    let _ = index.prefixes.each(bytes, |prefix| {
+        let start = prefix.start;
+        for &at in &index.by_prefix[prefix.literal] {
             let end = start + index.literals[at].len();
             // The prefix is the whole literal, or the literal goes on as written here.
-            if end > m.end()
+            if end > prefix.end
                 && !bytes
                     .get(start..end)
                     .is_some_and(|b| b.eq_ignore_ascii_case(index.literals[at].as_bytes()))
@@ -88,10 +89,11 @@ fn scan(text: &str, want_key_hint: bool) -> (Candidates, bool) {
                 key_hint = string_ends_as_key(&bytes[end..]);
             }
             if found == index.literal_rules && (key_hint || !want_key_hint) {
-                break 'scan;
+                return ControlFlow::Break(());
             }
         }
-    }
+        ControlFlow::Continue(())
+    });
     for &(rule, shape) in &index.shapes {
         if shape(bytes) {
             found |= 1 << rule;
@@ -145,7 +147,7 @@ struct LiteralRules {
 /// long scans no slower (issue #17).
 struct LiteralIndex {
     /// One pattern per distinct (lowercase) literal prefix.
-    prefixes: AhoCorasick,
+    prefixes: Occurrences,
     /// For each prefix pattern, the literals (indexes of `literals`) that start with it.
     by_prefix: Vec<Vec<usize>>,
     literals: Vec<&'static str>,
@@ -216,10 +218,7 @@ static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
             }
         }
     }
-    let prefixes = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(&prefix_list)
-        .ok()?;
+    let prefixes = Occurrences::new(&prefix_list)?;
     Some(LiteralIndex {
         prefixes,
         by_prefix,

@@ -14,6 +14,7 @@
 mod candidates;
 mod judge;
 mod near;
+mod occurrences;
 mod rule;
 mod rules;
 
