@@ -222,19 +222,9 @@ fn apply(outcome: &mut PruneOutcome<'_>, index: usize, demotion: Demotion) {
             outcome.media_removed += 1;
         }
         Demotion::ArgsCut(cuts) => {
-            let Some(calls) = outcome
-                .messages
-                .make_mut(index)
-                .and_then(|m| m.tool_calls.as_mut())
-            else {
-                return;
-            };
-            for (position, cut) in cuts {
-                if let Some(call) = calls.get_mut(position) {
-                    call.function.arguments = cut;
-                }
+            if outcome.messages.set_arguments(index, cuts) {
+                outcome.args_truncated += 1;
             }
-            outcome.args_truncated += 1;
         }
     }
 }

@@ -5,7 +5,7 @@
 //! conversation peaked at four times the file). Here the original is borrowed and only a
 //! changed message is owned, so a pass copies what its output keeps, and nothing else.
 
-use crate::message::{Content, Message};
+use crate::message::{Content, FunctionCall, Message, ToolCall};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -86,14 +86,59 @@ impl<'a> Pruned<'a> {
         );
     }
 
-    /// Message `index` to change, copied on the first change (`None` past the end).
-    pub(crate) fn make_mut(&mut self, index: usize) -> Option<&mut Message> {
-        let original = self.originals.get(index)?;
-        Some(
-            self.changed
-                .entry(index)
-                .or_insert_with(|| Box::new(original.clone())),
-        )
+    /// Replaces the arguments of message `index`'s calls at the given positions. The message
+    /// is copied without the arguments being replaced: those are the long ones, being cut.
+    /// False (and nothing changed) when there is no such message or it has no calls.
+    pub(crate) fn set_arguments(&mut self, index: usize, cuts: Vec<(usize, String)>) -> bool {
+        if !self.changed.contains_key(&index) {
+            let Some(o) = self.originals.get(index).filter(|o| o.tool_calls.is_some()) else {
+                return false;
+            };
+            let is_cut = |position: usize| cuts.iter().any(|(p, _)| *p == position);
+            let tool_calls = o.tool_calls.as_ref().map(|calls| {
+                calls
+                    .iter()
+                    .enumerate()
+                    .map(|(position, call)| ToolCall {
+                        id: call.id.clone(),
+                        kind: call.kind.clone(),
+                        function: FunctionCall {
+                            name: call.function.name.clone(),
+                            arguments: if is_cut(position) {
+                                String::new()
+                            } else {
+                                call.function.arguments.clone()
+                            },
+                            extra: call.function.extra.clone(),
+                        },
+                        extra: call.extra.clone(),
+                    })
+                    .collect()
+            });
+            let copy = Message {
+                role: o.role,
+                content: o.content.clone(),
+                tool_calls,
+                tool_call_id: o.tool_call_id.clone(),
+                name: o.name.clone(),
+                reasoning: o.reasoning.clone(),
+                extra: o.extra.clone(),
+            };
+            self.changed.insert(index, Box::new(copy));
+        }
+        let Some(calls) = self
+            .changed
+            .get_mut(&index)
+            .and_then(|m| m.tool_calls.as_mut())
+        else {
+            return false;
+        };
+        for (position, cut) in cuts {
+            if let Some(call) = calls.get_mut(position) {
+                call.function.arguments = cut;
+            }
+        }
+        true
     }
 
     /// The pruned messages of `range`, copied (what an output keeps).
@@ -132,13 +177,44 @@ mod tests {
         assert_eq!(p.get(1).unwrap().tool_call_id.as_deref(), Some("c"));
         assert_eq!(originals[1].text(), "long output");
         assert!(p.is_changed(1) && !p.is_changed(0));
-        p.make_mut(2).unwrap().name = Some("n".into());
         let texts: Vec<String> = p.iter().map(Message::text).collect();
         assert_eq!(texts, ["a", "stub", "b"]);
         assert_eq!(p.to_vec(1..3)[0].text(), "stub");
-        assert!(p.get(3).is_none() && p.make_mut(3).is_none());
+        assert!(p.get(3).is_none());
+        assert!(!p.set_arguments(3, vec![(0, "x".into())]));
+        assert!(!p.set_arguments(0, vec![(0, "x".into())]));
+        assert!(!p.is_changed(0) && !p.is_changed(3));
         let all = p.into_vec();
-        assert_eq!(all[2].name.as_deref(), Some("n"));
         assert_eq!(all[0], originals[0]);
+    }
+
+    /// A cut call gets its new arguments and every other field of the message, and of its
+    /// calls, is kept; a second cut of the same message changes the copy.
+    #[test]
+    fn cut_arguments_replace_only_the_cut_calls() {
+        let mut call = ToolCall::function("t1", "Write", r#"{"content":"long"}"#);
+        call.function
+            .extra
+            .insert("strict".into(), serde_json::Value::Bool(true));
+        call.extra
+            .insert("index".into(), serde_json::Value::from(0));
+        let other = ToolCall::function("t2", "Read", r#"{"path":"a"}"#);
+        let mut message = Message::assistant("writing");
+        message.tool_calls = Some(vec![call, other.clone()]);
+        message.name = Some("agent".into());
+        message
+            .extra
+            .insert("id".into(), serde_json::Value::from("m1"));
+        let originals = vec![Message::user("go"), message.clone()];
+        let mut p = Pruned::new(&originals);
+        assert!(p.set_arguments(1, vec![(0, r#"{"content":"lo…"}"#.into())]));
+        let mut expected = message.clone();
+        expected.tool_calls.as_mut().unwrap()[0].function.arguments = r#"{"content":"lo…"}"#.into();
+        assert_eq!(p.get(1), Some(&expected));
+        assert_eq!(originals[1], message);
+        assert!(p.set_arguments(1, vec![(1, "{}".into())]));
+        expected.tool_calls.as_mut().unwrap()[1].function.arguments = "{}".into();
+        assert_eq!(p.get(1), Some(&expected));
+        assert_eq!(p.changed_count(), 1);
     }
 }
