@@ -129,7 +129,7 @@ fn named_stub(name: &str, arguments: &str, content: &str, shape: &ResultShape) -
             let code = string_value(&args, &["code", "source"])?;
             Some(format!(
                 "ran code `{}` -> {} lines output",
-                cut_end(&flatten(code), PHRASE_MAX_CHARS),
+                cut_flat_end(code, PHRASE_MAX_CHARS),
                 shape.lines_label()
             ))
         }
@@ -150,7 +150,7 @@ fn stdin_stub(args: &Map<String, Value>, content: &str, shape: &ResultShape) -> 
     } else {
         format!(
             "sent `{}` to session {session}",
-            cut_end(&flatten(sent), PHRASE_MAX_CHARS)
+            cut_flat_end(sent, PHRASE_MAX_CHARS)
         )
     };
     format!("{verb} -> {}", outcome_label(content, shape))
@@ -188,7 +188,7 @@ fn command_stub(command: &str, content: &str, shape: &ResultShape) -> Option<Str
     }
     Some(format!(
         "ran `{}` -> {}",
-        cut_end(&flatten(command), COMMAND_MAX_CHARS),
+        cut_flat_end(command, COMMAND_MAX_CHARS),
         outcome_label(content, shape)
     ))
 }
@@ -316,7 +316,7 @@ fn search_stub(pattern: &str, path: Option<&str>, content: &str, shape: &ResultS
     };
     format!(
         "search for '{}' in {place} -> {found}",
-        cut_end(&flatten(pattern), PHRASE_MAX_CHARS)
+        cut_flat_end(pattern, PHRASE_MAX_CHARS)
     )
 }
 
@@ -346,7 +346,7 @@ fn delegate_stub(goal: &str, shape: &ResultShape) -> Option<String> {
     }
     Some(format!(
         "delegated '{}' ({} chars result)",
-        cut_end(&flatten(goal), PHRASE_MAX_CHARS),
+        cut_flat_end(goal, PHRASE_MAX_CHARS),
         shape.chars_label()
     ))
 }
@@ -361,8 +361,8 @@ fn other_stub(arguments: &str, shape: &ResultShape) -> String {
         .map(|(k, v)| {
             format!(
                 "{}={}",
-                cut_end(&flatten(k), KEY_MAX_CHARS),
-                cut_end(&flatten(&value_text(v)), VALUE_MAX_CHARS)
+                cut_flat_end(k, KEY_MAX_CHARS),
+                cut_flat_end(&value_text(v), VALUE_MAX_CHARS)
             )
         })
         .collect();
@@ -422,6 +422,25 @@ fn flatten(text: &str) -> String {
     out
 }
 
+/// `cut_end(&flatten(text), max)`, flattening only as far as the cut needs: a command or an
+/// argument can be a whole file, of which a stub shows a line.
+fn cut_flat_end(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        if chars > max {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+            chars += 1;
+        }
+        out.push_str(word);
+        chars += word.chars().count();
+    }
+    cut_end(&out, max)
+}
+
 /// A stub is one line even if a name or value smuggled in another control character.
 fn one_line(text: &str) -> String {
     text.chars()
@@ -452,6 +471,18 @@ fn cut_start(text: &str, max: usize) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Flattening only up to the cut gives what flattening everything and cutting gives.
+        #[test]
+        fn cutting_while_flattening_is_cutting_the_flattened_text(
+            text in "([a-z]{1,6}|[ \t\n]{1,3}|\u{3000}|確認|é){0,40}",
+            max in 0usize..40,
+        ) {
+            prop_assert_eq!(cut_flat_end(&text, max), cut_end(&flatten(&text), max));
+        }
+    }
 
     fn numbered(lines: usize, sep: &str) -> String {
         let all: Vec<String> = (1..=lines)

@@ -120,6 +120,8 @@ struct Call<'a> {
     /// [`Call::failed`], worked out on first use: the blockers and each described outcome ask.
     /// A `OnceLock` so a long span's calls can be judged on several threads.
     failed: std::sync::OnceLock<bool>,
+    /// The result's exit status, read once: the failure check and the outcome both ask.
+    exit_code: std::sync::OnceLock<Option<i32>>,
 }
 
 impl<'a> Span<'a> {
@@ -173,6 +175,7 @@ impl<'a> Call<'a> {
             arguments: &f.arguments,
             result: pair.result.map(ledger::message_text),
             failed: std::sync::OnceLock::new(),
+            exit_code: std::sync::OnceLock::new(),
         }
     }
 
@@ -218,11 +221,16 @@ impl<'a> Call<'a> {
             return false;
         };
         *self.failed.get_or_init(|| match *self.action {
-            ToolAction::Command { .. } => ledger::command_failed(text),
+            ToolAction::Command { .. } => ledger::command_failed_with(self.exit_code(text), text),
             _ => failure_report::reads_as_failure(
                 text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
             ),
         })
+    }
+
+    /// The exit status `text` (this call's result) reports, read once per call.
+    fn exit_code(&self, text: &str) -> Option<i32> {
+        *self.exit_code.get_or_init(|| tool_action::exit_code(text))
     }
 
     /// Exit status for commands, the error's first line for failures, otherwise the result size.
@@ -231,7 +239,7 @@ impl<'a> Call<'a> {
             return "no result recorded".into();
         };
         let lines = plural(view::original_line_count(text), "line");
-        match (&*self.action, tool_action::exit_code(text)) {
+        match (&*self.action, self.exit_code(text)) {
             (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {lines} of output"),
             (ToolAction::Command { .. }, Some(code)) => {
                 format!("exit {code}: {}", error_line(text))

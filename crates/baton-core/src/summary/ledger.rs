@@ -178,7 +178,7 @@ impl TaskLedger {
             return;
         }
         let exit_code = result.and_then(tool_action::exit_code);
-        if result.is_some_and(command_failed) {
+        if result.is_some_and(|r| command_failed_with(exit_code, r)) {
             self.last_failure = Some(Failure {
                 command: command.clone(),
                 error: error_excerpt(result.unwrap_or_default()),
@@ -680,7 +680,13 @@ fn has_text(m: &Message) -> bool {
 /// Whether a command's output reports failure: a non-zero exit status, or (when no status is
 /// printed, as Claude Code does on success) an output that reads as a failure.
 pub fn command_failed(result: &str) -> bool {
-    match tool_action::exit_code(result) {
+    command_failed_with(tool_action::exit_code(result), result)
+}
+
+/// [`command_failed`] for an output whose exit status (`tool_action::exit_code`) has already
+/// been read: reading it is a scan of the output's ends.
+pub fn command_failed_with(exit_code: Option<i32>, result: &str) -> bool {
+    match exit_code {
         Some(code) => code != 0,
         None => reads_as_failure(result),
     }
