@@ -21,6 +21,7 @@ use crate::tool_action::{ActionTable, ToolAction, exit_code};
 use crate::truncate::group_digits;
 use match_count::match_count;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Upper bound of a stub's length, in characters. Stubs are far shorter in practice; the bound
 /// exists so [`looks_like_stub`] can tell a stub from a real result that happens to start with
@@ -383,10 +384,10 @@ fn string_value<'a>(args: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a s
 }
 
 /// A value as shown in a stub: strings bare, everything else as compact JSON.
-fn value_text(value: &Value) -> String {
+fn value_text(value: &Value) -> Cow<'_, str> {
     match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
     }
 }
 
