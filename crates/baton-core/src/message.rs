@@ -286,6 +286,20 @@ pub struct Message {
 }
 
 impl Message {
+    /// A copy of this message with `content` and `tool_calls` in place of its own: how a long
+    /// part is replaced without being cloned first (a view's cut text, a stub, cut arguments).
+    pub fn copy_with(&self, content: Option<Content>, tool_calls: Option<Vec<ToolCall>>) -> Self {
+        Message {
+            role: self.role,
+            content,
+            tool_calls,
+            tool_call_id: self.tool_call_id.clone(),
+            name: self.name.clone(),
+            reasoning: self.reasoning.clone(),
+            extra: self.extra.clone(),
+        }
+    }
+
     /// A message with only a role and content (`None` = no `content` key); every other field
     /// empty. Converters build on this and add what their format carries.
     pub fn new(role: Role, content: Option<Content>) -> Self {

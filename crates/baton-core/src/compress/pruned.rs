@@ -74,15 +74,7 @@ impl<'a> Pruned<'a> {
         };
         self.changed.insert(
             index,
-            Box::new(Message {
-                role: o.role,
-                content: Some(content),
-                tool_calls: o.tool_calls.clone(),
-                tool_call_id: o.tool_call_id.clone(),
-                name: o.name.clone(),
-                reasoning: o.reasoning.clone(),
-                extra: o.extra.clone(),
-            }),
+            Box::new(o.copy_with(Some(content), o.tool_calls.clone())),
         );
     }
 
@@ -115,15 +107,7 @@ impl<'a> Pruned<'a> {
                     })
                     .collect()
             });
-            let copy = Message {
-                role: o.role,
-                content: o.content.clone(),
-                tool_calls,
-                tool_call_id: o.tool_call_id.clone(),
-                name: o.name.clone(),
-                reasoning: o.reasoning.clone(),
-                extra: o.extra.clone(),
-            };
+            let copy = o.copy_with(o.content.clone(), tool_calls);
             self.changed.insert(index, Box::new(copy));
         }
         let Some(calls) = self

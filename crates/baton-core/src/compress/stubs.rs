@@ -413,20 +413,19 @@ fn is_name_char(c: char) -> bool {
 /// Whitespace runs (newlines included) collapsed to one space, so a value cannot break the stub
 /// over several lines.
 fn flatten(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
+    flatten_past(text, usize::MAX)
 }
 
 /// `cut_end(&flatten(text), max)`, flattening only as far as the cut needs: a command or an
 /// argument can be a whole file, of which a stub shows a line.
 fn cut_flat_end(text: &str, max: usize) -> String {
-    let mut out = String::new();
+    cut_end(&flatten_past(text, max), max)
+}
+
+/// [`flatten`], stopped at the first word that starts past `max` characters: what is kept
+/// is the whole flattened text or more than `max` characters of it.
+fn flatten_past(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max.saturating_add(1)));
     let mut chars = 0;
     for word in text.split_whitespace() {
         if chars > max {
@@ -439,7 +438,7 @@ fn cut_flat_end(text: &str, max: usize) -> String {
         out.push_str(word);
         chars += word.chars().count();
     }
-    cut_end(&out, max)
+    out
 }
 
 /// A stub is one line even if a name or value smuggled in another control character.

@@ -70,15 +70,7 @@ pub fn message_view(message: &Message, limits: ViewLimits) -> Cow<'_, Message> {
         )),
         other => other.clone(),
     };
-    Cow::Owned(Message {
-        role: message.role,
-        content,
-        tool_calls: message.tool_calls.clone(),
-        tool_call_id: message.tool_call_id.clone(),
-        name: message.name.clone(),
-        reasoning: message.reasoning.clone(),
-        extra: message.extra.clone(),
-    })
+    Cow::Owned(message.copy_with(content, message.tool_calls.clone()))
 }
 
 /// `text` cut to head + marker + tail when longer than the limits.
