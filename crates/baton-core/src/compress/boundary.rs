@@ -12,6 +12,7 @@ use crate::compress::markers::is_summary_message;
 use crate::message::{Content, Message, Role};
 use crate::synthetic;
 use crate::tokens::TokenCounter;
+use std::cell::OnceCell;
 
 /// Fewest messages the tail keeps whenever the span allows it (at least one message is left to
 /// summarize). `protect_last_n` raises this floor without limit: it is the user's promise that
@@ -197,7 +198,8 @@ pub struct TailPlan {
 /// 4. align to call groups, then pull in the last actionable user message and the last
 ///    visible assistant reply.
 ///
-/// Each message is counted once: the walks reuse one vector of counts, so the cost is linear.
+/// Each message is counted at most once, and only when a walk reaches it: the walks share the
+/// counts, so the cost is linear in the messages they look at.
 pub fn find_tail_cut(
     messages: &[Message],
     head_end: usize,
@@ -208,8 +210,8 @@ pub fn find_tail_cut(
     if head_end >= messages.len() {
         return messages.len();
     }
-    let walk = TailWalk::new(messages, head_end, budget_tokens, protect_last_n, counter);
-    walk.anchored()
+    let count_of = |i: usize| counter.count_message(&messages[i]);
+    TailWalk::new(messages, head_end, budget_tokens, protect_last_n, &count_of).anchored()
 }
 
 /// The tail cut a pass uses: the anchored cut of [`find_tail_cut`], then, when that tail is
@@ -225,17 +227,13 @@ pub fn plan_tail(
     protect_last_n: usize,
     counter: &dyn TokenCounter,
 ) -> TailPlan {
-    let counts: Vec<usize> = messages
-        .iter()
-        .skip(head_end)
-        .map(|m| counter.count_message(m))
-        .collect();
-    plan_tail_counted(messages, head_end, budget_tokens, protect_last_n, counts)
+    plan_tail_with(messages, head_end, budget_tokens, protect_last_n, &|i| {
+        counter.count_message(&messages[i])
+    })
 }
 
 /// [`plan_tail`] with the tokens of each message after the head already counted
-/// (`counts[k]` for message `head_end + k`): a pass counts a pruned conversation from the
-/// original's counts and the changed messages, without a pruned copy of it.
+/// (`counts[k]` for message `head_end + k`).
 pub fn plan_tail_counted(
     messages: &[Message],
     head_end: usize,
@@ -244,13 +242,36 @@ pub fn plan_tail_counted(
     counts: Vec<usize>,
 ) -> TailPlan {
     let n = messages.len();
-    if head_end >= n || counts.len() != n - head_end {
+    if head_end < n && counts.len() != n - head_end {
         return TailPlan {
             cut: n,
             carried_user: None,
         };
     }
-    let walk = TailWalk::with_counts(messages, head_end, budget_tokens, protect_last_n, counts);
+    plan_tail_with(messages, head_end, budget_tokens, protect_last_n, &|i| {
+        counts[i - head_end]
+    })
+}
+
+/// [`plan_tail`] with the tokens of message `i` given by `count_of(i)`, asked at most once per
+/// message and only for the messages the walks reach: a pass counts its pruned conversation
+/// this way, deciding an old message's stub only when the walk gets to it (the messages it
+/// never reaches are summarized, and their stubs would be thrown away).
+pub fn plan_tail_with(
+    messages: &[Message],
+    head_end: usize,
+    budget_tokens: usize,
+    protect_last_n: usize,
+    count_of: &dyn Fn(usize) -> usize,
+) -> TailPlan {
+    let n = messages.len();
+    if head_end >= n {
+        return TailPlan {
+            cut: n,
+            carried_user: None,
+        };
+    }
+    let walk = TailWalk::new(messages, head_end, budget_tokens, protect_last_n, count_of);
     let anchored = walk.anchored();
     let cut = walk.ceiling_cut(anchored);
     TailPlan {
@@ -272,12 +293,14 @@ pub fn tail_token_floor(budget_tokens: usize) -> usize {
     budget_tokens / TAIL_FLOOR_DIVISOR as usize
 }
 
-/// One conversation's tail computation: per-message counts (computed once) and the floors.
+/// One conversation's tail computation: each message's tokens (asked once, when first
+/// needed) and the floors.
 struct TailWalk<'a> {
     messages: &'a [Message],
     head_end: usize,
-    /// `counts[k]`: tokens of message `head_end + k`.
-    counts: Vec<usize>,
+    count_of: &'a dyn Fn(usize) -> usize,
+    /// `counted[k]`: tokens of message `head_end + k`, once asked.
+    counted: Vec<OnceCell<usize>>,
     budget: usize,
     soft: usize,
     floor_messages: usize,
@@ -290,26 +313,13 @@ impl<'a> TailWalk<'a> {
         head_end: usize,
         budget: usize,
         protect_last_n: usize,
-        counter: &dyn TokenCounter,
-    ) -> Self {
-        let counts = messages[head_end..]
-            .iter()
-            .map(|m| counter.count_message(m))
-            .collect();
-        Self::with_counts(messages, head_end, budget, protect_last_n, counts)
-    }
-
-    fn with_counts(
-        messages: &'a [Message],
-        head_end: usize,
-        budget: usize,
-        protect_last_n: usize,
-        counts: Vec<usize>,
+        count_of: &'a dyn Fn(usize) -> usize,
     ) -> Self {
         TailWalk {
             messages,
             head_end,
-            counts,
+            count_of,
+            counted: vec![OnceCell::new(); messages.len() - head_end],
             budget,
             soft: budget.saturating_add(budget / 2),
             floor_messages: tail_floor(messages.len() - head_end, protect_last_n),
@@ -321,9 +331,14 @@ impl<'a> TailWalk<'a> {
         self.messages.len()
     }
 
+    /// Tokens of message `i` (after the head).
+    fn tokens(&self, i: usize) -> usize {
+        *self.counted[i - self.head_end].get_or_init(|| (self.count_of)(i))
+    }
+
     fn tokens_from(&self, cut: usize) -> usize {
-        self.counts[cut.max(self.head_end) - self.head_end..]
-            .iter()
+        (cut.max(self.head_end)..self.len())
+            .map(|i| self.tokens(i))
             .sum()
     }
 
@@ -335,7 +350,7 @@ impl<'a> TailWalk<'a> {
         let mut acc = 0usize;
         let mut cut = n;
         for i in (stop..n).rev() {
-            let t = self.counts[i - self.head_end];
+            let t = self.tokens(i);
             let forced =
                 n - cut < self.floor_messages || acc < self.floor_tokens || i >= must_reach;
             if !forced && acc.saturating_add(t) > limit {
@@ -402,7 +417,7 @@ impl<'a> TailWalk<'a> {
         // When the cut passes the request it is carried, paid for out of the tail's budget.
         let reserve = user
             .filter(|&u| u >= anchored)
-            .map_or(0, |u| self.counts[u - self.head_end]);
+            .map_or(0, |u| self.tokens(u));
         let (walked, _) = self.walk_back(anchored, self.soft.saturating_sub(reserve), max_cut);
         if walked <= anchored {
             return anchored;
@@ -643,28 +658,23 @@ mod tests {
     }
 
     #[test]
-    fn every_message_is_counted_once_per_call() {
-        struct Spy(AtomicUsize);
-        impl TokenCounter for Spy {
-            fn name(&self) -> &'static str {
-                "spy"
-            }
-            fn count_text(&self, text: &str) -> usize {
-                text.len() / 4
-            }
-            fn is_exact(&self) -> bool {
-                false
-            }
-            fn count_message(&self, m: &Message) -> usize {
-                self.0.fetch_add(1, Ordering::Relaxed);
-                crate::tokens::message_tokens(self, m)
-            }
-        }
+    fn each_message_is_counted_at_most_once_and_only_where_the_walk_reaches() {
         let v = chat(5_000, 3);
-        let spy = Spy(AtomicUsize::new(0));
-        let cut = find_tail_cut(&v, 1, 5_000, 20, &spy);
-        assert!(cut > 1 && cut < v.len());
-        assert_eq!(spy.0.load(Ordering::Relaxed), v.len() - 1);
+        let counted: Vec<AtomicUsize> = v.iter().map(|_| AtomicUsize::new(0)).collect();
+        let count_of = |i: usize| {
+            counted[i].fetch_add(1, Ordering::Relaxed);
+            RoughCounter.count_message(&v[i])
+        };
+        let plan = plan_tail_with(&v, 1, 5_000, 20, &count_of);
+        assert_eq!(plan, plan_tail(&v, 1, 5_000, 20, &RoughCounter));
+        assert!(plan.cut > 1 && plan.cut < v.len());
+        let times: Vec<usize> = counted.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        assert!(times.iter().all(|&t| t <= 1), "{times:?}");
+        // Every kept message was counted; the walk stopped one message before the cut, and
+        // nothing older was asked for.
+        assert!(times[plan.cut..].iter().all(|&t| t == 1));
+        let reached = times.iter().position(|&t| t == 1).unwrap();
+        assert_eq!(reached, plan.cut - 1, "{times:?}");
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! its arguments cut), decided from the message alone and applied in order.
 //!
 //! Deciding is most of pruning's time on a long conversation (reading every old result to
-//! describe it in a stub), and one message's decision never depends on another's, so the
-//! decisions before the prune boundary are taken in ranges, on several threads for a long
-//! conversation (`crate::split_work`), and applied afterwards in message order. Pressure
-//! demotion stays sequential: it stops as soon as the tail fits.
+//! describe it in a stub), and one message's decision never depends on another's. So a pass
+//! decides only the messages it keeps (`lazy_prune.rs`), one at a time or, when many are asked
+//! for together, in ranges on several threads (`crate::split_work`), applied afterwards in
+//! message order. Pressure demotion stays sequential: it stops as soon as the tail fits.
 
 use super::prune::{CallRef, PruneConfig, PruneOutcome, SCREENSHOT_MARKER, is_already_pruned};
 use super::pruned::Pruned;
@@ -39,15 +39,17 @@ pub(super) struct Demoter<'r, 'a> {
 }
 
 impl<'a> Demoter<'_, 'a> {
-    /// Passes 2 and 3: every message before `boundary` demoted where it is worth it.
-    pub(super) fn demote_before(&self, outcome: &mut PruneOutcome<'a>, boundary: usize) {
+    /// Passes 2 and 3: each message of `indices` (ascending, all before the prune boundary)
+    /// demoted where it is worth it.
+    pub(super) fn demote_each(&self, outcome: &mut PruneOutcome<'a>, indices: &[usize]) {
         let pruned = &outcome.messages;
         // Each range classifies its calls into its own table; the tables are merged, so the
         // pass still hands every classified call on to the ledger and the summary.
-        let decided = in_ranges(boundary, |range| {
+        let decided = in_ranges(indices.len(), |range| {
             let mut actions = ActionTable::default();
-            let demotions: Vec<(usize, Demotion)> = range
-                .filter_map(|index| Some((index, self.demotion_of(pruned, index, &mut actions)?)))
+            let demotions: Vec<(usize, Demotion)> = indices[range]
+                .iter()
+                .filter_map(|&index| Some((index, self.demotion_of(pruned, index, &mut actions)?)))
                 .collect();
             (demotions, actions)
         });
@@ -56,6 +58,13 @@ impl<'a> Demoter<'_, 'a> {
             for (index, demotion) in demotions {
                 apply(outcome, index, demotion);
             }
+        }
+    }
+
+    /// Pass 2 or 3 for the one message `index` (before the prune boundary), at once.
+    pub(super) fn demote_one(&self, outcome: &mut PruneOutcome<'a>, index: usize) {
+        if let Some(demotion) = self.demotion_of(&outcome.messages, index, &mut outcome.actions) {
+            apply(outcome, index, demotion);
         }
     }
 
@@ -318,14 +327,10 @@ mod tests {
         let boundary = messages.len() - 10;
         assert!(boundary >= SPLIT_FROM_ITEMS);
         let mut split = PruneOutcome::unchanged(&messages);
-        demoter.demote_before(&mut split, boundary);
+        demoter.demote_each(&mut split, &(0..boundary).collect::<Vec<_>>());
         let mut one_by_one = PruneOutcome::unchanged(&messages);
         for index in 0..boundary {
-            let demotion =
-                demoter.demotion_of(&one_by_one.messages, index, &mut one_by_one.actions);
-            if let Some(demotion) = demotion {
-                apply(&mut one_by_one, index, demotion);
-            }
+            demoter.demote_one(&mut one_by_one, index);
         }
         assert!(split.stubbed > 0 && split.media_removed > 0 && split.args_truncated > 0);
         assert_eq!(

@@ -12,6 +12,7 @@ pub mod boundary;
 mod compressor;
 mod demote;
 pub mod guard;
+mod lazy_prune;
 pub mod markers;
 pub(crate) mod pass;
 pub mod prune;
@@ -122,7 +123,9 @@ pub struct CompressionResult {
     pub outcome: Outcome,
     /// Input indices that were summarized.
     pub summarized_range: Option<Range<usize>>,
-    /// Messages whose content Phase 1 pruning changed.
+    /// Messages of the result whose content Phase 1 pruning changed: the whole conversation's
+    /// when only pruning ran; the kept head's and tail's when a span was summarized (the
+    /// span's messages are not in the result, and are not pruned).
     pub pruned: usize,
     pub tokens_before: u64,
     pub tokens_after: u64,

@@ -9,9 +9,9 @@
 
 use crate::compress::boundary;
 use crate::compress::guard::FailureKind;
+use crate::compress::lazy_prune::LazyPrune;
 use crate::compress::markers;
-use crate::compress::prune::{PruneConfig, prune_old_tool_results};
-use crate::compress::pruned::Pruned;
+use crate::compress::prune::PruneConfig;
 use crate::compress::sanitize;
 use crate::compress::threshold::{Budgets, summary_budget};
 use crate::compress::{CompressionResult, Outcome, assemble};
@@ -77,19 +77,6 @@ fn tokens_of(messages: &[Message]) -> u64 {
         .sum()
 }
 
-/// Tokens of each message of the pruned conversation: the original's counts, recounted only
-/// where pruning changed the message.
-fn pruned_counts(counts: &[u64], pruned: &Pruned<'_>) -> Vec<u64> {
-    (0..pruned.len())
-        .map(|i| match (pruned.is_changed(i), counts.get(i)) {
-            (false, Some(&c)) => c,
-            _ => pruned
-                .get(i)
-                .map_or(0, |m| counter().count_message(m) as u64),
-        })
-        .collect()
-}
-
 fn text_tokens(text: &str) -> u64 {
     counter().count_text(text) as u64
 }
@@ -105,9 +92,11 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let started = Instant::now();
     // Pruning only touches tool results and tool-call arguments: a conversation without any
     // skips it, and pruning owns only the messages it changes (`compress/pruned.rs`), so a
-    // pass never holds a second copy of a long conversation (issue #17 item 3).
-    let (pruned, stub_actions) = if has_tool_activity(ctx.messages) {
-        let outcome = prune_old_tool_results(
+    // pass never holds a second copy of a long conversation (issue #17 item 3). An old
+    // message is demoted only once something needs it pruned (`compress/lazy_prune.rs`): the
+    // span's messages are summarized from the originals, so their stubs would be thrown away.
+    let mut prune = if has_tool_activity(ctx.messages) {
+        LazyPrune::new(
             ctx.messages,
             &PruneConfig {
                 protect_tail_count: ctx.protect_last_n,
@@ -115,18 +104,19 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
                 ..PruneConfig::default()
             },
             counter(),
-        );
-        (outcome.messages, outcome.actions)
+        )
     } else {
-        (Pruned::new(ctx.messages), ActionTable::default())
+        LazyPrune::untouched(ctx.messages, counter())
     };
-    let pruned_count = pruned.changed_count();
     // Pruning only rewrites tool results and arguments (never a role, an id, a user message
-    // or a summary), so the boundaries read the original; only token counts differ, and the
-    // pruned ones come from the original's plus the changed messages. Output copies what it
-    // keeps from `pruned`.
+    // or a summary), so the boundaries read the original; only token counts differ: the
+    // original's, except for the messages pruning changes. Output copies what it keeps from
+    // the pruned conversation.
     let messages = ctx.messages;
-    let counts = pruned_counts(ctx.counts, &pruned);
+    let original = |i: usize| match ctx.counts.get(i) {
+        Some(&c) => c,
+        None => counter().count_message(&messages[i]) as u64,
+    };
 
     let head_end = boundary::head_size(messages, ctx.protect_first_n, ctx.already_compacted);
     // The head never swallows the latest user message: it must come after the summary.
@@ -135,19 +125,20 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         _ => head_end,
     };
     let start = boundary::align_forward(messages, head_end);
-    let plan = boundary::plan_tail_counted(
+    // The walk back from the end demotes each message it reaches, and no other.
+    let plan = boundary::plan_tail_with(
         messages,
         start,
         ctx.budgets.tail_tokens as usize,
         ctx.protect_last_n,
-        counts.iter().skip(start).map(|&c| c as usize).collect(),
+        &|i| prune.count_of(i, original(i)) as usize,
     );
     // The latest user message must follow the summary verbatim: when the cut passes it (it
     // sits at the head boundary, or the tail was over its ceiling), it is carried.
     let (end, moved_user) = (plan.cut, plan.carried_user);
     if start >= end || end > messages.len() {
         let after_head = messages.len().saturating_sub(start);
-        let mut report = nothing_to_summarize(&ctx, pruned, started);
+        let mut report = nothing_to_summarize(&ctx, prune, started);
         if ctx.protect_last_n >= after_head
             && let Outcome::NoOp { reason } = &mut report.result.outcome
         {
@@ -168,7 +159,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // each one's body, and with it its task ledger, is carried into the new summary.
     let previous = previous_summaries(&messages[..start], span_previous, &messages[end..]);
     if turns.is_empty() {
-        return nothing_to_summarize(&ctx, pruned, started);
+        return nothing_to_summarize(&ctx, prune, started);
     }
     // The original span's size; earlier summaries are part of what is replaced.
     let span_tokens: u64 = match ctx.counts.get(start..end) {
@@ -183,7 +174,10 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // result, with exact counts of what was cut (see `summary::view`).
     let view_list = redacted_views(&turns, ViewLimits::EXTRACTIVE);
     let views = view_list.refs();
-    let actions = span_actions(stub_actions, &views);
+    // The output keeps the head and the tail, pruned.
+    prune.decide(0..start);
+    prune.decide(end..messages.len());
+    let actions = span_actions(prune.take_actions(), &views);
     let ledger = build_ledger(previous.as_deref(), &views, messages, &actions);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
@@ -217,6 +211,10 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let body = fit_to_budget(&body, budget);
     let gate_added = gate.missing_sections.len() + gate.missing_facts.len();
 
+    // The table goes back to pruning: a span message demoted from here on (to settle the
+    // checks below) finds its call already classified.
+    let mut prune = prune.with_actions(actions);
+    let pruned = prune.pruned();
     let tail = carried_tail(
         moved_user.and_then(|u| pruned.get(u)),
         pruned.to_vec(end..messages.len()),
@@ -227,11 +225,14 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
     let final_messages = sanitize::strip_historical_media(sanitized);
     let tokens_after = tokens_of(&final_messages);
-    let pruned_tokens: u64 = counts.iter().sum();
-    if tokens_after >= pruned_tokens {
-        // Short spans: the summary (with its prefix and the ledger) costs more than the turns
-        // it would replace. Installing it would grow the prompt, so it is refused.
-        let mut report = nothing_to_summarize(&ctx, pruned, started);
+    // Short spans: the summary (with its prefix and the ledger) costs more than the turns it
+    // would replace, pruned. Installing it would grow the prompt, so it is refused. The
+    // span's messages are demoted only until their pruned size settles the question.
+    let whole = 0..messages.len();
+    let refused = (!prune.reaches(whole.clone(), &original, tokens_after.saturating_add(1)))
+        .then(|| prune.tokens_in(whole, &original));
+    if let Some(pruned_tokens) = refused {
+        let mut report = nothing_to_summarize(&ctx, prune, started);
         let why = format!(
             "a summary would not be smaller than the {} messages it replaces (~{pruned_tokens} → ~{tokens_after} tokens), so it was not installed",
             end - start
@@ -245,6 +246,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         report.result.gate_rejections = chosen.gate_rejections;
         return report;
     }
+    // What the output holds that pruning changed (the span's messages are gone).
+    let pruned_count = prune.changed_in(0..start) + prune.changed_in(end..messages.len());
+    let floor_tokens = tail_floor_tokens(&ctx, &prune, &original, start);
 
     PassReport {
         primary_failure: chosen.primary_failure,
@@ -262,35 +266,43 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
             escalations: chosen.escalations,
             gate_added,
             gate_rejections: chosen.gate_rejections,
-            tail: Some(tail_stats(&ctx, messages, &counts, start, tail_size)),
+            tail: Some(tail_stats(&ctx, messages, start, floor_tokens, tail_size)),
             elapsed: started.elapsed(),
         },
     }
 }
 
-/// The kept tail (`tail`, carried request included) against the budget and floors, counted on
-/// the pruned `messages` the boundaries saw.
+/// The tokens the tail keeps at least: [`boundary::tail_token_floor`], or all there is after
+/// the span's first message (with its call group) when that is less, counted on the pruned
+/// conversation the boundaries saw. The span's messages are demoted only as far as needed.
+fn tail_floor_tokens(
+    ctx: &PassContext<'_>,
+    prune: &LazyPrune<'_, '_>,
+    original: &dyn Fn(usize) -> u64,
+    start: usize,
+) -> u64 {
+    let floor = boundary::tail_token_floor(ctx.budgets.tail_tokens as usize) as u64;
+    let after_first = boundary::align_forward(ctx.messages, start + 1)..ctx.messages.len();
+    if prune.reaches(after_first.clone(), original, floor) {
+        return floor;
+    }
+    prune.tokens_in(after_first, original)
+}
+
+/// The kept tail (`tail`, carried request included) against the budget and floors.
 fn tail_stats(
     ctx: &PassContext<'_>,
     messages: &[Message],
-    pruned_counts: &[u64],
     start: usize,
+    floor_tokens: u64,
     (tail_messages, tail_tokens): (usize, u64),
 ) -> crate::compress::TailStats {
-    let budget = ctx.budgets.tail_tokens;
-    // The span needs at least the first message (with its call group) after the head.
-    let first_edge = boundary::align_forward(messages, start + 1);
-    let after_first: u64 = pruned_counts
-        .get(first_edge..)
-        .unwrap_or_default()
-        .iter()
-        .sum();
     crate::compress::TailStats {
         messages: tail_messages,
         tokens: tail_tokens,
-        budget_tokens: budget,
+        budget_tokens: ctx.budgets.tail_tokens,
         floor_messages: boundary::tail_floor(messages.len() - start, ctx.protect_last_n),
-        floor_tokens: (boundary::tail_token_floor(budget as usize) as u64).min(after_first),
+        floor_tokens,
     }
 }
 
@@ -328,7 +340,12 @@ fn join_contents(a: Option<Content>, b: Option<Content>) -> Content {
 
 /// The pass's result when nothing can be summarized: the pruned conversation (copied whole:
 /// it is the output) when pruning changed something, else the input unchanged.
-fn nothing_to_summarize(ctx: &PassContext<'_>, pruned: Pruned<'_>, started: Instant) -> PassReport {
+fn nothing_to_summarize(
+    ctx: &PassContext<'_>,
+    prune: LazyPrune<'_, '_>,
+    started: Instant,
+) -> PassReport {
+    let pruned = prune.into_outcome().messages;
     let changed = pruned.changed_count();
     let result = if changed > 0 {
         let messages = pruned.into_vec();

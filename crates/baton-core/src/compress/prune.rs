@@ -19,7 +19,7 @@
 
 pub use super::stubs::{ARGS_TRUNCATION_MARKER, summarize_tool_result, truncate_tool_call_args};
 
-use super::demote::Demoter;
+use super::lazy_prune::LazyPrune;
 use super::pruned::Pruned;
 use super::stubs::looks_like_stub;
 use crate::message::{Content, ContentPart, Message, Role};
@@ -113,21 +113,7 @@ pub fn prune_old_tool_results<'a>(
     config: &PruneConfig,
     counter: &dyn TokenCounter,
 ) -> PruneOutcome<'a> {
-    let mut outcome = PruneOutcome::unchanged(messages);
-    let calls = resolve_calls(messages);
-    let demoter = Demoter {
-        originals: messages,
-        calls: &calls,
-        config,
-        counter,
-    };
-    outcome.deduplicated = deduplicate_results(&mut outcome.messages);
-    let boundary = prune_boundary(&outcome.messages, config, counter);
-    demoter.demote_before(&mut outcome, boundary);
-    if config.protect_tail_tokens > 0 {
-        demoter.relieve_tail_pressure(&mut outcome, boundary);
-    }
-    outcome
+    LazyPrune::new(messages, config, counter).into_outcome()
 }
 
 /// Where a tool result's call is: `(assistant message index, index in its tool_calls)`.
@@ -175,7 +161,7 @@ pub(super) fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
 
 /// Pass 1: older copies of identical large results become [`DUPLICATE_MARKER`]. Returns how
 /// many were replaced.
-fn deduplicate_results(pruned: &mut Pruned<'_>) -> usize {
+pub(super) fn deduplicate_results(pruned: &mut Pruned<'_>) -> usize {
     // The first pass: every message is still the original.
     let messages = pruned.originals();
     // Cheap key (length + the first and last 64 bytes) → indices of the newest copies with
@@ -253,7 +239,7 @@ pub(super) fn is_already_pruned(text: &str) -> bool {
 ///
 /// Count mode keeps the last `protect_tail_count` messages. Token mode keeps the longest suffix
 /// that fits `protect_tail_tokens`, but never fewer than `protect_tail_count` messages.
-fn prune_boundary(
+pub(super) fn prune_boundary(
     messages: &Pruned<'_>,
     config: &PruneConfig,
     counter: &dyn TokenCounter,

@@ -1,0 +1,431 @@
+//! Pruning as a pass uses it: the passes over the whole conversation at once, each old
+//! message's demotion (its stub, its cut arguments) only when something asks for it.
+//!
+//! A pass keeps the head and the tail of the pruned conversation and replaces the span between
+//! them with the summary, which reads the original messages. Demoting a span message is
+//! therefore thrown away, and demoting is most of pruning's time (reading every old result to
+//! describe it in a stub): on `synth_10k`, 1,826 of the 1,880 messages pruning changed lay in
+//! the summarized span (issue #17). So the pass asks for a message's demotion only where it
+//! needs one: the tail walk for the messages it reaches, the output for the head and tail it
+//! keeps, and the whole conversation only when the pruned conversation itself is the output.
+//! What any message is demoted to is the same as when everything is demoted at once
+//! ([`super::prune::prune_old_tool_results`] is this, asked for every message).
+
+use super::demote::Demoter;
+use super::prune::{
+    CallRef, PruneConfig, PruneOutcome, deduplicate_results, prune_boundary, resolve_calls,
+};
+use super::pruned::Pruned;
+use crate::message::{Message, Role};
+use crate::tokens::TokenCounter;
+use crate::tool_action::ActionTable;
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::ops::Range;
+
+/// A conversation with deduplication and tail pressure applied, and passes 2–3 (stubs and
+/// argument cuts before the prune boundary) applied to the messages asked for so far.
+pub(crate) struct LazyPrune<'a, 'c> {
+    originals: &'a [Message],
+    /// Interior mutability so the tail walk, which only reads counts, can demote the message
+    /// it is counting.
+    outcome: RefCell<PruneOutcome<'a>>,
+    /// `decided[i]`: message `i` (before the prune boundary) has had its demotion applied.
+    decided: RefCell<Vec<bool>>,
+    /// Tokens of each message pruning changed, counted once it is decided: the tail walk, the
+    /// refusal check and the tail's floor all ask.
+    changed_counts: RefCell<FxHashMap<usize, u64>>,
+    calls: Vec<Option<CallRef>>,
+    config: PruneConfig,
+    counter: &'c dyn TokenCounter,
+}
+
+impl<'a, 'c> LazyPrune<'a, 'c> {
+    /// Pruning of `messages` with every pass that reads the whole conversation already run.
+    pub(crate) fn new(
+        messages: &'a [Message],
+        config: &PruneConfig,
+        counter: &'c dyn TokenCounter,
+    ) -> Self {
+        let mut outcome = PruneOutcome::unchanged(messages);
+        outcome.deduplicated = deduplicate_results(&mut outcome.messages);
+        let boundary = prune_boundary(&outcome.messages, config, counter);
+        let lazy = LazyPrune {
+            originals: messages,
+            outcome: RefCell::new(outcome),
+            decided: RefCell::new(vec![false; boundary]),
+            changed_counts: RefCell::default(),
+            calls: resolve_calls(messages),
+            config: config.clone(),
+            counter,
+        };
+        if config.protect_tail_tokens > 0 {
+            // Pressure demotion touches only the protected tail (from the boundary on) and the
+            // lazy passes only what lies before it, so running it first changes nothing.
+            let mut outcome = lazy.outcome.borrow_mut();
+            lazy.demoter().relieve_tail_pressure(&mut outcome, boundary);
+        }
+        lazy
+    }
+
+    /// A conversation pruning has nothing to do for (no tool activity): nothing is demoted.
+    pub(crate) fn untouched(messages: &'a [Message], counter: &'c dyn TokenCounter) -> Self {
+        LazyPrune {
+            originals: messages,
+            outcome: RefCell::new(PruneOutcome::unchanged(messages)),
+            decided: RefCell::new(Vec::new()),
+            changed_counts: RefCell::default(),
+            calls: Vec::new(),
+            config: PruneConfig::default(),
+            counter,
+        }
+    }
+
+    fn demoter(&self) -> Demoter<'_, 'a> {
+        Demoter {
+            originals: self.originals,
+            calls: &self.calls,
+            config: &self.config,
+            counter: self.counter,
+        }
+    }
+
+    /// Tokens of message `index` as pruned, its demotion applied first if it had not been;
+    /// `original` is the tokens of the unpruned message, used when pruning leaves it as it is.
+    pub(crate) fn count_of(&self, index: usize, original: u64) -> u64 {
+        if self.is_undecided(index) {
+            let mut outcome = self.outcome.borrow_mut();
+            self.demoter().demote_one(&mut outcome, index);
+            self.decided.borrow_mut()[index] = true;
+        }
+        self.known_count(index, original).unwrap_or(original)
+    }
+
+    /// Tokens of message `index` as pruned when that is known without demoting anything:
+    /// `None` for a message whose demotion is still to be decided and could change it.
+    pub(crate) fn known_count(&self, index: usize, original: u64) -> Option<u64> {
+        if self.is_undecided(index) {
+            return None;
+        }
+        let outcome = self.outcome.borrow();
+        let pruned = &outcome.messages;
+        if !pruned.is_changed(index) {
+            return Some(original);
+        }
+        let mut counts = self.changed_counts.borrow_mut();
+        Some(*counts.entry(index).or_insert_with(|| {
+            pruned
+                .get(index)
+                .map_or(0, |m| self.counter.count_message(m) as u64)
+        }))
+    }
+
+    /// Whether message `index` could still be demoted: before the prune boundary, not yet
+    /// decided, and of a kind demotion changes (a tool result, or a message calling tools).
+    fn is_undecided(&self, index: usize) -> bool {
+        if self.decided.borrow().get(index).is_none_or(|&done| done) {
+            return false;
+        }
+        self.originals
+            .get(index)
+            .is_some_and(|m| m.role == Role::Tool || m.has_tool_calls())
+    }
+
+    /// Applies the demotion of every message of `range` not yet decided (on several threads
+    /// when they are many).
+    pub(crate) fn decide(&mut self, range: Range<usize>) {
+        let decided = self.decided.get_mut();
+        let end = range.end.min(decided.len());
+        let todo: Vec<usize> = (range.start..end).filter(|&i| !decided[i]).collect();
+        if todo.is_empty() {
+            return;
+        }
+        for &i in &todo {
+            decided[i] = true;
+        }
+        let demoter = Demoter {
+            originals: self.originals,
+            calls: &self.calls,
+            config: &self.config,
+            counter: self.counter,
+        };
+        demoter.demote_each(self.outcome.get_mut(), &todo);
+    }
+
+    /// The pruned conversation as decided so far.
+    pub(crate) fn pruned(&mut self) -> &Pruned<'a> {
+        &self.outcome.get_mut().messages
+    }
+
+    /// Messages of `range` pruning has changed so far.
+    pub(crate) fn changed_in(&mut self, range: Range<usize>) -> usize {
+        let pruned = self.pruned();
+        range.filter(|&i| pruned.is_changed(i)).count()
+    }
+
+    /// Every message demoted: the pruning of the whole conversation.
+    pub(crate) fn into_outcome(mut self) -> PruneOutcome<'a> {
+        self.decide(0..usize::MAX);
+        self.outcome.into_inner()
+    }
+
+    /// The calls classified so far for stubs, handed on to the ledger and the summary.
+    pub(crate) fn take_actions(&mut self) -> ActionTable<'a> {
+        std::mem::take(&mut self.outcome.get_mut().actions)
+    }
+
+    /// This pruning holding `actions` (the table [`Self::take_actions`] handed on, grown by
+    /// the summary's calls, which may borrow from shorter-lived views), so a stub decided
+    /// later does not classify its call again.
+    pub(crate) fn with_actions<'v>(self, actions: ActionTable<'v>) -> LazyPrune<'v, 'c>
+    where
+        'a: 'v,
+    {
+        let mut outcome: PruneOutcome<'v> = self.outcome.into_inner();
+        outcome.actions = actions;
+        LazyPrune {
+            originals: self.originals,
+            outcome: RefCell::new(outcome),
+            decided: self.decided,
+            changed_counts: self.changed_counts,
+            calls: self.calls,
+            config: self.config,
+            counter: self.counter,
+        }
+    }
+
+    /// Whether the pruned messages of `range` hold at least `tokens`, deciding the range's
+    /// demotions only until that is settled: counted from what is known (a message still to be
+    /// decided as nothing), then adding decided messages one at a time.
+    pub(crate) fn reaches(
+        &self,
+        range: Range<usize>,
+        original: &dyn Fn(usize) -> u64,
+        tokens: u64,
+    ) -> bool {
+        let mut undecided = Vec::new();
+        let mut known = 0u64;
+        for i in range {
+            match self.known_count(i, original(i)) {
+                Some(count) => known += count,
+                None => undecided.push(i),
+            }
+        }
+        known >= tokens
+            || undecided.into_iter().any(|i| {
+                known += self.count_of(i, original(i));
+                known >= tokens
+            })
+    }
+
+    /// Tokens of the pruned messages of `range`, deciding those still to be decided.
+    pub(crate) fn tokens_in(&self, range: Range<usize>, original: &dyn Fn(usize) -> u64) -> u64 {
+        range.map(|i| self.count_of(i, original(i))).sum()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::compress::prune::prune_old_tool_results;
+    use crate::compress::stubs::looks_like_stub;
+    use crate::compress::{Compressor, CompressorConfig, Outcome};
+    use crate::engine::{CompressRequest, ContextEngine};
+    use crate::message::{Content, ContentPart, ToolCall};
+    use crate::tokens::RoughCounter;
+
+    /// Calls with long and short arguments, long and short results, a repeated result and a
+    /// result with an image: every kind of demotion.
+    fn session(exchanges: usize) -> Vec<Message> {
+        let mut messages = vec![Message::user("port the parser")];
+        for t in 0..exchanges {
+            let id = format!("call_{t}");
+            let args = if t % 5 == 0 {
+                format!(
+                    r#"{{"file_path":"src/f{t}.rs","content":"{}"}}"#,
+                    "x".repeat(900)
+                )
+            } else {
+                format!(r#"{{"command":"cargo test -p crate{t}"}}"#)
+            };
+            messages.push(Message::assistant_tool_calls(vec![ToolCall::function(
+                &id, "Bash", &args,
+            )]));
+            let result = match t % 4 {
+                0 => Message::tool(&id, format!("test result {t}\n").repeat(60)),
+                1 => Message::tool(&id, "ok"),
+                2 => {
+                    let mut m = Message::tool(&id, "");
+                    m.content = Some(Content::Parts(vec![
+                        ContentPart::text(format!("screenshot {t}")),
+                        ContentPart::image_url("data:image/png;base64,AAAA"),
+                    ]));
+                    m
+                }
+                _ => Message::tool(&id, "error[E0382]: moved value\n".repeat(20)),
+            };
+            messages.push(result);
+            if t % 7 == 0 {
+                messages.push(Message::assistant(format!("step {t} done")));
+            }
+        }
+        messages.push(Message::user("now the lexer"));
+        messages
+    }
+
+    fn config() -> PruneConfig {
+        PruneConfig {
+            protect_tail_count: 6,
+            protect_tail_tokens: 400,
+            ..PruneConfig::default()
+        }
+    }
+
+    fn counts(messages: &[Message]) -> Vec<u64> {
+        messages
+            .iter()
+            .map(|m| RoughCounter.count_message(m) as u64)
+            .collect()
+    }
+
+    #[test]
+    fn demotions_asked_for_in_any_order_equal_pruning_everything_at_once() {
+        let messages = session(60);
+        let original = counts(&messages);
+        let eager = prune_old_tool_results(&messages, &config(), &RoughCounter);
+        assert!(eager.stubbed > 0 && eager.args_truncated > 0 && eager.media_removed > 0);
+        assert!(eager.deduplicated > 0);
+        let n = messages.len();
+        // Counted from the end (as the tail walk does), then ranges, then the rest.
+        let mut lazy = LazyPrune::new(&messages, &config(), &RoughCounter);
+        for i in (n / 2..n).rev() {
+            lazy.count_of(i, original[i]);
+        }
+        lazy.decide(3..20);
+        lazy.decide(0..5);
+        let lazy = lazy.into_outcome();
+        assert!(lazy.messages.iter().eq(eager.messages.iter()));
+        assert_eq!(
+            (
+                lazy.deduplicated,
+                lazy.stubbed,
+                lazy.args_truncated,
+                lazy.media_removed
+            ),
+            (
+                eager.deduplicated,
+                eager.stubbed,
+                eager.args_truncated,
+                eager.media_removed
+            )
+        );
+        assert_eq!(lazy.actions.len(), eager.actions.len());
+    }
+
+    #[test]
+    fn counts_are_the_pruned_messages_counts_and_only_asked_ones_are_demoted() {
+        let messages = session(60);
+        let original = counts(&messages);
+        let eager = prune_old_tool_results(&messages, &config(), &RoughCounter);
+        let lazy = LazyPrune::new(&messages, &config(), &RoughCounter);
+        let stubbed = (0..messages.len())
+            .find(|&i| eager.messages.is_changed(i) && messages[i].role == Role::Tool && i % 2 == 0)
+            .unwrap();
+        assert_eq!(lazy.known_count(stubbed, original[stubbed]), None);
+        let pruned = RoughCounter.count_message(eager.messages.get(stubbed).unwrap()) as u64;
+        assert_eq!(lazy.count_of(stubbed, original[stubbed]), pruned);
+        assert!(pruned < original[stubbed]);
+        assert_eq!(lazy.known_count(stubbed, original[stubbed]), Some(pruned));
+        // Nothing else was demoted; a user message's count is known without deciding anything.
+        let later = (stubbed + 1..messages.len())
+            .find(|&i| eager.messages.is_changed(i) && messages[i].role == Role::Tool)
+            .unwrap();
+        assert_eq!(lazy.known_count(later, original[later]), None);
+        assert_eq!(lazy.known_count(0, original[0]), Some(original[0]));
+        let everything: u64 = (0..messages.len())
+            .map(|i| RoughCounter.count_message(eager.messages.get(i).unwrap()) as u64)
+            .sum();
+        assert_eq!(
+            lazy.tokens_in(0..messages.len(), &|i| original[i]),
+            everything
+        );
+    }
+
+    #[test]
+    fn reaching_a_size_demotes_only_until_it_is_settled() {
+        let messages = session(60);
+        let original = counts(&messages);
+        let whole = 0..messages.len();
+        let exact = prune_old_tool_results(&messages, &config(), &RoughCounter)
+            .messages
+            .iter()
+            .map(|m| RoughCounter.count_message(m) as u64)
+            .sum::<u64>();
+        let undecided = |lazy: &LazyPrune<'_, '_>| {
+            whole
+                .clone()
+                .filter(|&i| lazy.known_count(i, original[i]).is_none())
+                .count()
+        };
+        let lazy = LazyPrune::new(&messages, &config(), &RoughCounter);
+        let before = undecided(&lazy);
+        assert!(before > 40, "{before}");
+        // What is known already settles a small size: nothing is demoted.
+        assert!(lazy.reaches(whole.clone(), &|i| original[i], 10));
+        assert_eq!(undecided(&lazy), before);
+        // A size just under the pruned total demotes most, a size over it all of it.
+        assert!(lazy.reaches(whole.clone(), &|i| original[i], exact));
+        assert!(!lazy.reaches(whole.clone(), &|i| original[i], exact + 1));
+        assert_eq!(undecided(&lazy), 0);
+    }
+
+    /// A long span summarized: its messages are never demoted, and the result counts only
+    /// the kept messages pruning changed.
+    #[test]
+    fn a_pass_demotes_what_it_keeps_and_not_the_summarized_span() {
+        let messages = session(400);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let mut engine = Compressor::new(CompressorConfig {
+            context_length: 20_000,
+            ..CompressorConfig::default()
+        });
+        let result = rt.block_on(engine.compress(CompressRequest {
+            messages: &messages,
+            current_tokens: None,
+            focus_topic: None,
+            force: true,
+        }));
+        assert_eq!(
+            result.outcome,
+            Outcome::Compressed,
+            "{:?}",
+            result.escalations
+        );
+        let span = result.summarized_range.clone().unwrap();
+        assert!(span.len() > messages.len() / 2, "{span:?}");
+        let eager = prune_old_tool_results(&messages, &config(), &RoughCounter);
+        assert!(eager.pruned() > result.pruned);
+        // Every message of the result that differs from its original is a pruned one (the
+        // summary aside), and there are `pruned` of them.
+        let kept = messages[..span.start].iter().chain(&messages[span.end..]);
+        let changed = result
+            .messages
+            .iter()
+            .filter(|m| !crate::compress::markers::is_summary_message(m))
+            .zip(kept)
+            .filter(|(out, original)| out != original)
+            .count();
+        assert!(result.pruned > 0);
+        assert_eq!(changed, result.pruned);
+        assert!(
+            result
+                .messages
+                .iter()
+                .any(|m| m.role == Role::Tool && looks_like_stub(&m.text()))
+        );
+    }
+}
