@@ -192,7 +192,7 @@ impl<'a> Demoter<'_, 'a> {
         if chars <= self.config.min_prune_chars || is_already_pruned(text) {
             return None;
         }
-        let stub = stub_of_result(name, arguments, text, actions);
+        let stub = stub_of_result(name, arguments, text, chars, actions);
         let smaller = stub.chars().count() < chars
             && self.counter.count_text(&stub) < self.counter.count_text(text);
         smaller.then_some(stub)

@@ -19,9 +19,11 @@ use super::pruned::Pruned;
 use crate::message::{Message, Role};
 use crate::tokens::TokenCounter;
 use crate::tool_action::ActionTable;
-use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::ops::Range;
+
+/// A message whose pruned tokens have not been counted yet.
+const NOT_COUNTED: u64 = u64::MAX;
 
 /// A conversation with deduplication and tail pressure applied, and passes 2–3 (stubs and
 /// argument cuts before the prune boundary) applied to the messages asked for so far.
@@ -32,29 +34,31 @@ pub(crate) struct LazyPrune<'a, 'c> {
     outcome: RefCell<PruneOutcome<'a>>,
     /// `decided[i]`: message `i` (before the prune boundary) has had its demotion applied.
     decided: RefCell<Vec<bool>>,
-    /// Tokens of each message pruning changed, counted once it is decided: the tail walk, the
-    /// refusal check and the tail's floor all ask.
-    changed_counts: RefCell<FxHashMap<usize, u64>>,
+    /// Tokens of each message as pruned, once settled and asked for ([`NOT_COUNTED`] before):
+    /// the tail walk, the refusal check and the tail's floor all ask.
+    counts: RefCell<Vec<u64>>,
     calls: Vec<Option<CallRef>>,
     config: PruneConfig,
     counter: &'c dyn TokenCounter,
 }
 
 impl<'a, 'c> LazyPrune<'a, 'c> {
-    /// Pruning of `messages` with every pass that reads the whole conversation already run.
+    /// Pruning of `messages` with every pass that reads the whole conversation already run;
+    /// `original[i]`, when given, is the tokens of message `i` (a pass has counted them).
     pub(crate) fn new(
         messages: &'a [Message],
         config: &PruneConfig,
         counter: &'c dyn TokenCounter,
+        original: &[u64],
     ) -> Self {
         let mut outcome = PruneOutcome::unchanged(messages);
         outcome.deduplicated = deduplicate_results(&mut outcome.messages);
-        let boundary = prune_boundary(&outcome.messages, config, counter);
+        let boundary = prune_boundary(&outcome.messages, config, counter, original);
         let lazy = LazyPrune {
             originals: messages,
             outcome: RefCell::new(outcome),
             decided: RefCell::new(vec![false; boundary]),
-            changed_counts: RefCell::default(),
+            counts: RefCell::new(vec![NOT_COUNTED; messages.len()]),
             calls: resolve_calls(messages),
             config: config.clone(),
             counter,
@@ -74,7 +78,7 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
             originals: messages,
             outcome: RefCell::new(PruneOutcome::unchanged(messages)),
             decided: RefCell::new(Vec::new()),
-            changed_counts: RefCell::default(),
+            counts: RefCell::new(vec![NOT_COUNTED; messages.len()]),
             calls: Vec::new(),
             config: PruneConfig::default(),
             counter,
@@ -107,17 +111,17 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
         if self.is_undecided(index) {
             return None;
         }
-        let outcome = self.outcome.borrow();
-        let pruned = &outcome.messages;
-        if !pruned.is_changed(index) {
-            return Some(original);
+        let mut counts = self.counts.borrow_mut();
+        let slot = counts.get_mut(index)?;
+        if *slot == NOT_COUNTED {
+            let outcome = self.outcome.borrow();
+            let pruned = &outcome.messages;
+            *slot = match pruned.get(index) {
+                Some(m) if pruned.is_changed(index) => self.counter.count_message(m) as u64,
+                _ => original,
+            };
         }
-        let mut counts = self.changed_counts.borrow_mut();
-        Some(*counts.entry(index).or_insert_with(|| {
-            pruned
-                .get(index)
-                .map_or(0, |m| self.counter.count_message(m) as u64)
-        }))
+        Some(*slot)
     }
 
     /// Whether message `index` could still be demoted: before the prune boundary, not yet
@@ -187,7 +191,7 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
             originals: self.originals,
             outcome: RefCell::new(outcome),
             decided: self.decided,
-            changed_counts: self.changed_counts,
+            counts: self.counts,
             calls: self.calls,
             config: self.config,
             counter: self.counter,
@@ -203,19 +207,25 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
         original: &dyn Fn(usize) -> u64,
         tokens: u64,
     ) -> bool {
+        if tokens == 0 {
+            return true;
+        }
         let mut undecided = Vec::new();
         let mut known = 0u64;
-        for i in range {
+        // Newest first: the tail, settled already, often answers alone.
+        for i in range.rev() {
             match self.known_count(i, original(i)) {
                 Some(count) => known += count,
                 None => undecided.push(i),
             }
+            if known >= tokens {
+                return true;
+            }
         }
-        known >= tokens
-            || undecided.into_iter().any(|i| {
-                known += self.count_of(i, original(i));
-                known >= tokens
-            })
+        undecided.into_iter().any(|i| {
+            known += self.count_of(i, original(i));
+            known >= tokens
+        })
     }
 
     /// Tokens of the pruned messages of `range`, deciding those still to be decided.
@@ -298,7 +308,7 @@ mod tests {
         assert!(eager.deduplicated > 0);
         let n = messages.len();
         // Counted from the end (as the tail walk does), then ranges, then the rest.
-        let mut lazy = LazyPrune::new(&messages, &config(), &RoughCounter);
+        let mut lazy = LazyPrune::new(&messages, &config(), &RoughCounter, &[]);
         for i in (n / 2..n).rev() {
             lazy.count_of(i, original[i]);
         }
@@ -328,7 +338,7 @@ mod tests {
         let messages = session(60);
         let original = counts(&messages);
         let eager = prune_old_tool_results(&messages, &config(), &RoughCounter);
-        let lazy = LazyPrune::new(&messages, &config(), &RoughCounter);
+        let lazy = LazyPrune::new(&messages, &config(), &RoughCounter, &[]);
         let stubbed = (0..messages.len())
             .find(|&i| eager.messages.is_changed(i) && messages[i].role == Role::Tool && i % 2 == 0)
             .unwrap();
@@ -368,11 +378,13 @@ mod tests {
                 .filter(|&i| lazy.known_count(i, original[i]).is_none())
                 .count()
         };
-        let lazy = LazyPrune::new(&messages, &config(), &RoughCounter);
+        let lazy = LazyPrune::new(&messages, &config(), &RoughCounter, &[]);
         let before = undecided(&lazy);
         assert!(before > 40, "{before}");
         // What is known already settles a small size: nothing is demoted.
         assert!(lazy.reaches(whole.clone(), &|i| original[i], 10));
+        assert!(lazy.reaches(0..0, &|i| original[i], 0));
+        assert!(!lazy.reaches(0..0, &|i| original[i], 1));
         assert_eq!(undecided(&lazy), before);
         // A size just under the pruned total demotes most, a size over it all of it.
         assert!(lazy.reaches(whole.clone(), &|i| original[i], exact));

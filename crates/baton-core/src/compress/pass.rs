@@ -104,6 +104,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
                 ..PruneConfig::default()
             },
             counter(),
+            ctx.counts,
         )
     } else {
         LazyPrune::untouched(ctx.messages, counter())

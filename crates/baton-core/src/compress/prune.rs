@@ -113,7 +113,7 @@ pub fn prune_old_tool_results<'a>(
     config: &PruneConfig,
     counter: &dyn TokenCounter,
 ) -> PruneOutcome<'a> {
-    LazyPrune::new(messages, config, counter).into_outcome()
+    LazyPrune::new(messages, config, counter, &[]).into_outcome()
 }
 
 /// Where a tool result's call is: `(assistant message index, index in its tool_calls)`.
@@ -239,10 +239,12 @@ pub(super) fn is_already_pruned(text: &str) -> bool {
 ///
 /// Count mode keeps the last `protect_tail_count` messages. Token mode keeps the longest suffix
 /// that fits `protect_tail_tokens`, but never fewer than `protect_tail_count` messages.
+/// `original[i]`, when given, is the tokens of message `i` before pruning (a pass has them).
 pub(super) fn prune_boundary(
     messages: &Pruned<'_>,
     config: &PruneConfig,
     counter: &dyn TokenCounter,
+    original: &[u64],
 ) -> usize {
     let len = messages.len();
     if config.protect_tail_tokens == 0 {
@@ -252,7 +254,10 @@ pub(super) fn prune_boundary(
     let mut spent = 0usize;
     let mut boundary = len;
     for (index, message) in messages.iter().enumerate().rev() {
-        let tokens = counter.count_message(message);
+        let tokens = match original.get(index) {
+            Some(&count) if !messages.is_changed(index) => count as usize,
+            _ => counter.count_message(message),
+        };
         let floor_met = len - boundary >= floor;
         if floor_met && spent.saturating_add(tokens) > config.protect_tail_tokens {
             break;
@@ -534,15 +539,28 @@ mod tests {
         let messages = session(10);
         let tight = token_mode(20, 1);
         assert_eq!(
-            prune_boundary(&Pruned::new(&messages), &tight, &RoughCounter),
+            prune_boundary(&Pruned::new(&messages), &tight, &RoughCounter, &[]),
             messages.len() - 20,
             "--protect-last 20 means 20, not 8"
         );
         let roomy = token_mode(20, 1_000_000);
         assert_eq!(
-            prune_boundary(&Pruned::new(&messages), &roomy, &RoughCounter),
+            prune_boundary(&Pruned::new(&messages), &roomy, &RoughCounter, &[]),
             0
         );
+        // Counts the caller already has give the same boundary as counting.
+        let counts: Vec<u64> = messages
+            .iter()
+            .map(|m| RoughCounter.count_message(m) as u64)
+            .collect();
+        for budget in [1, 50, 200, 600, 1_000_000] {
+            let config = token_mode(3, budget);
+            assert_eq!(
+                prune_boundary(&Pruned::new(&messages), &config, &RoughCounter, &counts),
+                prune_boundary(&Pruned::new(&messages), &config, &RoughCounter, &[]),
+                "budget {budget}"
+            );
+        }
     }
 
     #[test]
@@ -569,7 +587,7 @@ mod tests {
         let config = token_mode(1, 150);
         let out = prune(&messages, &config);
         assert_eq!(out.messages[last], messages[last]);
-        let boundary = prune_boundary(&Pruned::new(&out.messages), &config, &RoughCounter);
+        let boundary = prune_boundary(&Pruned::new(&out.messages), &config, &RoughCounter, &[]);
         assert!(tokens(&out.messages[boundary..]) <= 225);
         assert!(out.stubbed >= 3);
     }

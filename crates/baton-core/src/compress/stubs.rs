@@ -46,19 +46,27 @@ const KEY_MAX_CHARS: usize = 30;
 /// `arguments` is the JSON string of the call that produced `content`; broken or missing
 /// arguments give a less specific stub, never an error.
 pub fn summarize_tool_result(tool_name: &str, arguments: &str, content: &str) -> String {
-    stub_of_result(tool_name, arguments, content, &mut ActionTable::default())
+    let chars = crate::truncate::char_count(content);
+    stub_of_result(
+        tool_name,
+        arguments,
+        content,
+        chars,
+        &mut ActionTable::default(),
+    )
 }
 
-/// [`summarize_tool_result`], classifying the call through the pass's `actions` (which keep
-/// it for the ledger and the summary).
+/// [`summarize_tool_result`] for `content` of `chars` characters, classifying the call through
+/// the pass's `actions` (which keep it for the ledger and the summary).
 pub(crate) fn stub_of_result<'m>(
     tool_name: &'m str,
     arguments: &'m str,
     content: &str,
+    chars: usize,
     actions: &mut ActionTable<'m>,
 ) -> String {
     let name = display_name(tool_name);
-    let shape = ResultShape::of(content);
+    let shape = ResultShape::of(content, chars);
     let body = named_stub(tool_name, arguments, content, &shape)
         .or_else(|| {
             action_stub(
@@ -88,23 +96,32 @@ pub fn looks_like_stub(text: &str) -> bool {
     !name.is_empty() && name.chars().count() <= NAME_MAX_CHARS && name.chars().all(is_name_char)
 }
 
-/// Size of a result, as the stub reports it.
-struct ResultShape {
+/// Size of a result, as the stub reports it. Its characters are known before a stub is made
+/// (whether to make one depends on them); its lines are counted only for the stubs that show
+/// them: each is a pass over the whole result.
+struct ResultShape<'t> {
+    content: &'t str,
     chars: usize,
-    lines: usize,
+    lines: std::cell::OnceCell<usize>,
 }
 
-impl ResultShape {
-    fn of(content: &str) -> Self {
-        let lines = if content.trim().is_empty() {
-            0
-        } else {
-            crate::truncate::line_count(content)
-        };
+impl<'t> ResultShape<'t> {
+    fn of(content: &'t str, chars: usize) -> Self {
         ResultShape {
-            chars: crate::truncate::char_count(content),
-            lines,
+            content,
+            chars,
+            lines: std::cell::OnceCell::new(),
         }
+    }
+
+    fn lines(&self) -> usize {
+        *self.lines.get_or_init(|| {
+            if self.content.trim().is_empty() {
+                0
+            } else {
+                crate::truncate::line_count(self.content)
+            }
+        })
     }
 
     fn chars_label(&self) -> String {
@@ -112,7 +129,7 @@ impl ResultShape {
     }
 
     fn lines_label(&self) -> String {
-        group_digits(self.lines)
+        group_digits(self.lines())
     }
 }
 
@@ -255,7 +272,7 @@ fn requested_range(
     limit: Option<u64>,
     shape: &ResultShape,
 ) -> Option<(u64, u64)> {
-    let returned = shape.lines as u64;
+    let returned = shape.lines() as u64;
     let shown = limit.map_or(returned, |l| l.min(returned));
     if shown == 0 {
         return None;
