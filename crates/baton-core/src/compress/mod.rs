@@ -11,6 +11,7 @@ pub mod assemble;
 pub mod boundary;
 mod compressor;
 mod demote;
+mod escalation;
 pub mod guard;
 mod lazy_prune;
 pub mod markers;
