@@ -1,0 +1,159 @@
+//! The summary's trimmable lists: bullet lists that drop their oldest items (and say how many)
+//! and the numbered Completed Actions, sized by counting, never by rendering.
+
+// The limits, wordings and patterns every part of the summarizer shares.
+use super::*;
+
+/// A bullet list that can be trimmed for the size budget. Items before `head` are kept until
+/// the rest are gone; every drop is counted in the rendered list.
+pub(super) struct Bullets {
+    pub(super) items: Vec<String>,
+    /// Characters of each item, kept beside them so sizes are sums, not rescans.
+    pub(super) item_chars: Vec<usize>,
+    pub(super) head: usize,
+    pub(super) dropped: usize,
+    pub(super) noun: &'static str,
+    pub(super) empty: &'static str,
+}
+
+impl Bullets {
+    pub(super) fn new(items: Vec<String>, noun: &'static str, empty: &'static str) -> Self {
+        Bullets {
+            item_chars: items.iter().map(|i| i.chars().count()).collect(),
+            items,
+            head: 0,
+            dropped: 0,
+            noun,
+            empty,
+        }
+    }
+
+    /// Keeps the newest `max` items, counting the rest as dropped.
+    pub(super) fn capped(mut self, max: usize) -> Self {
+        if self.items.len() > max {
+            let excess = self.items.len() - max;
+            self.items.drain(..excess);
+            self.item_chars.drain(..excess);
+            self.dropped += excess;
+        }
+        self
+    }
+
+    pub(super) fn drop_oldest(&mut self) {
+        let i = if self.items.len() > self.head {
+            self.head
+        } else {
+            self.head = self.head.saturating_sub(1);
+            0
+        };
+        self.items.remove(i);
+        self.item_chars.remove(i);
+        self.dropped += 1;
+    }
+
+    pub(super) fn omission_line(&self) -> String {
+        format!("… {} earlier {} omitted", self.dropped, self.noun)
+    }
+
+    /// `self.body().chars().count()`, without building the body.
+    pub(super) fn body_chars(&self) -> usize {
+        let omission = (self.dropped > 0).then(|| self.omission_line().chars().count());
+        let lines = self.items.len() + usize::from(omission.is_some());
+        if lines == 0 {
+            return self.empty.chars().count();
+        }
+        let items: usize = self.item_chars.iter().map(|c| c + 2).sum();
+        omission.unwrap_or(0) + items + (lines - 1)
+    }
+
+    pub(super) fn body(&self) -> String {
+        let mut lines = Vec::new();
+        if self.dropped > 0 {
+            lines.push(self.omission_line());
+        }
+        lines.extend(self.items.iter().map(|i| format!("- {i}")));
+        if lines.is_empty() {
+            self.empty.to_string()
+        } else {
+            lines.join("\n")
+        }
+    }
+
+    pub(super) fn size(&self) -> usize {
+        self.item_chars.iter().sum()
+    }
+}
+
+/// The numbered Completed Actions list; numbers continue across compactions, and gaps in
+/// them are rendered as omission lines.
+pub(super) struct Actions {
+    pub(super) items: Vec<(u64, String)>,
+    /// Characters of each item's text.
+    pub(super) item_chars: Vec<usize>,
+    /// The highest number ever given, so a fully trimmed list still says how much it held.
+    pub(super) last_number: u64,
+}
+
+impl Actions {
+    pub(super) fn drop_oldest(&mut self) {
+        let i = if self.items.len() > HEAD_ACTIONS + 1 {
+            HEAD_ACTIONS
+        } else {
+            0
+        };
+        self.items.remove(i);
+        self.item_chars.remove(i);
+    }
+
+    pub(super) fn body(&self) -> String {
+        let mut lines = Vec::new();
+        let mut previous = 0u64;
+        for (n, text) in &self.items {
+            if *n > previous + 1 {
+                lines.push(actions_omitted(n - previous - 1));
+            }
+            lines.push(format!("{n}. {text}"));
+            previous = previous.max(*n);
+        }
+        if lines.is_empty() && self.last_number > 0 {
+            actions_omitted(self.last_number)
+        } else if lines.is_empty() {
+            "No tool calls in the compacted span.".into()
+        } else {
+            lines.join("\n")
+        }
+    }
+
+    /// `self.body().chars().count()`, without building the body.
+    pub(super) fn body_chars(&self) -> usize {
+        let omission = |n: u64| actions_omitted(n).chars().count();
+        let (mut chars, mut lines, mut previous) = (0, 0, 0u64);
+        for (i, (n, _)) in self.items.iter().enumerate() {
+            if *n > previous + 1 {
+                chars += omission(n - previous - 1);
+                lines += 1;
+            }
+            chars += digits(*n) + 2 + self.item_chars[i];
+            lines += 1;
+            previous = previous.max(*n);
+        }
+        if lines == 0 {
+            return self.body().chars().count();
+        }
+        chars + lines - 1
+    }
+
+    pub(super) fn size(&self) -> usize {
+        self.item_chars.iter().sum()
+    }
+}
+
+/// The line standing for `n` actions trimmed or dropped.
+pub(super) fn actions_omitted(n: u64) -> String {
+    format!("… {n} earlier actions omitted")
+}
+
+/// Decimal digits of `n`.
+pub(super) fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}

@@ -1,0 +1,439 @@
+//! What each section lists, read off the span: the task and goal in the user's own words, one
+//! line per kept action, blockers, statements, questions, files and critical context.
+
+use super::span::{Call, error_line};
+// The limits, wordings and patterns every part of the summarizer shares.
+use super::*;
+
+/// The ledger's task (the latest request of the whole conversation) wins; then the span's
+/// latest request; then whatever the previous summary said.
+pub(super) fn active_task(ledger: &TaskLedger, span: &Span<'_>, prev: Option<&str>) -> String {
+    let task = ledger
+        .active_task
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| {
+            span.requests
+                .last()
+                .map(|(_, t)| ledger::clip(t, ledger::ACTIVE_TASK_MAX_CHARS))
+        });
+    match task {
+        Some(task) => format!("{REQUEST_PREFIX}{task}"),
+        None => prev
+            .and_then(|p| section_body(p, sections::ACTIVE_TASK))
+            .filter(|b| !b.is_empty())
+            .unwrap_or(NO_TASK)
+            .to_string(),
+    }
+}
+
+/// The goal is where the work started: carried from the previous summary, else the
+/// conversation's first real request, else the span's first request.
+pub(super) fn goal(span: &Span<'_>, prev: Option<&str>, first_request: Option<&str>) -> String {
+    let carried = prev
+        .and_then(|p| section_body(p, sections::GOAL))
+        // A goal an older version took from an injected row is not carried.
+        .filter(|b| !b.is_empty() && *b != NO_GOAL && synthetic::classify_text(b).is_none());
+    let first = first_request
+        .filter(|t| !t.trim().is_empty())
+        .or(span.requests.first().map(|(_, t)| t.as_str()));
+    match (carried, first) {
+        (Some(goal), _) => goal.to_string(),
+        (None, Some(first)) => one_line(first, GOAL_MAX_CHARS),
+        (None, None) => NO_GOAL.into(),
+    }
+}
+
+/// The previous summary's numbered actions, then one per tool call of the span, numbered on.
+pub(super) fn actions(span: &Span<'_>, prev: Option<&str>, focus: &[String]) -> Actions {
+    let mut items = prev.map(carried_actions).unwrap_or_default();
+    let first = items.iter().map(|(n, _)| *n).max().unwrap_or(0) + 1;
+    let next = first + span.calls.len() as u64;
+    // Only the lines that survive the cap are described (describing reads each result): the
+    // first ones overall, the latest ones, and, with a focus topic, the calls about it.
+    let head_room = HEAD_ACTIONS.saturating_sub(items.len());
+    let tail_room = MAX_ACTIONS - HEAD_ACTIONS;
+    let mut focused = 0;
+    let mut kept_focus: Vec<u64> = Vec::new();
+    for (k, call) in span.calls.iter().enumerate() {
+        let edge = k < head_room || k + tail_room >= span.calls.len();
+        let on_topic = !edge && focused < MAX_FOCUS_ACTIONS && call.mentions_any(focus);
+        if edge || on_topic {
+            items.push((first + k as u64, call.describe()));
+        }
+        if on_topic {
+            focused += 1;
+            kept_focus.push(first + k as u64);
+        }
+    }
+    let cap = MAX_ACTIONS + kept_focus.len();
+    if items.len() > cap {
+        // Drop from the middle, but never the focus-topic lines.
+        let mut excess = items.len() - cap;
+        let mut i = HEAD_ACTIONS;
+        while excess > 0 && i < items.len() {
+            if kept_focus.contains(&items[i].0) {
+                i += 1;
+            } else {
+                items.remove(i);
+                excess -= 1;
+            }
+        }
+    }
+    Actions {
+        item_chars: items.iter().map(|(_, t)| t.chars().count()).collect(),
+        items,
+        last_number: next - 1,
+    }
+}
+
+/// Lowercased words (3+ characters) of a focus topic, for matching; CJK topics are kept whole
+/// (they have no spaces to split on).
+pub(super) fn focus_terms(focus: Option<&str>) -> Vec<String> {
+    let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) else {
+        return Vec::new();
+    };
+    let words: Vec<String> = focus
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3 || !w.is_ascii())
+        .map(str::to_lowercase)
+        .collect();
+    if words.is_empty() {
+        vec![focus.to_lowercase()]
+    } else {
+        words
+    }
+}
+
+/// Sentences of user and assistant messages that mention the focus topic (newest last).
+pub(super) fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
+    if focus.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for m in span
+        .turns
+        .iter()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+    {
+        let text = ledger::message_text(m);
+        for sentence in ledger::sentences(&text) {
+            let lower = sentence.to_lowercase();
+            if focus.iter().any(|t| lower.contains(t.as_str())) {
+                push_unique(&mut out, one_line(&sentence, LINE_MAX_CHARS));
+            }
+        }
+    }
+    let skip = out.len().saturating_sub(MAX_FOCUS_EXCERPTS);
+    out.into_iter().skip(skip).collect()
+}
+
+/// Numbered lines keep their numbers; bullets (a model's list) are numbered after them.
+pub(super) fn carried_actions(prev: &str) -> Vec<(u64, String)> {
+    static NUMBERED: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"^(\d{1,9})\.\s+(.+)$").ok());
+    let Some(body) = section_body(prev, sections::COMPLETED_ACTIONS) else {
+        return Vec::new();
+    };
+    let mut items: Vec<(u64, String)> = Vec::new();
+    for line in body.lines().map(str::trim) {
+        let numbered = NUMBERED.as_ref().and_then(|re| re.captures(line));
+        if let Some(c) = numbered
+            && let Ok(n) = c[1].parse::<u64>()
+        {
+            items.push((n, c[2].to_string()));
+        } else if let Some(text) = line.strip_prefix("- ") {
+            let n = items.iter().map(|(n, _)| *n).max().unwrap_or(0) + 1;
+            items.push((n, text.to_string()));
+        }
+    }
+    items
+}
+
+pub(super) fn active_state(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
+    let modified = modified_files(ledger, span);
+    let latest = &modified[modified.len().saturating_sub(ACTIVE_STATE_FILES)..];
+    let mut lines = vec![match modified.len() {
+        0 => "- Files modified: none recorded".to_string(),
+        n if n == latest.len() => format!("- Files modified: {}", latest.join(", ")),
+        n => format!(
+            "- Files modified: {n} (all under Relevant Files); latest: {}",
+            latest.join(", ")
+        ),
+    }];
+    let is_command = |c: &&Call| matches!(*c.action, ToolAction::Command { .. });
+    if let Some(c) = span.calls.iter().rev().find(is_command) {
+        lines.push(format!("- Last command: {} → {}", c.target(), c.outcome()));
+    }
+    lines
+}
+
+pub(super) fn modified_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
+    let mut out = ledger.files_modified.clone();
+    for path in span.calls.iter().flat_map(|c| c.action.modified_paths()) {
+        if !path.is_empty() && !out.iter().any(|o| o == path) {
+            out.push(path.to_string());
+        }
+    }
+    out
+}
+
+pub(super) fn read_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
+    let mut out = ledger.files_read.clone();
+    for call in &span.calls {
+        if let ToolAction::Read { path, .. } = &*call.action
+            && !path.is_empty()
+            && !out.contains(path)
+        {
+            out.push(path.clone());
+        }
+    }
+    out
+}
+
+pub(super) fn in_progress(span: &Span<'_>) -> Vec<String> {
+    let waiting = span.calls.iter().filter(|c| c.result.is_none());
+    let lines: Vec<String> = waiting
+        .map(|c| format!("- Awaiting a result: {}", c.describe()))
+        .collect();
+    if lines.is_empty() {
+        vec!["No tool call was awaiting a result when the span ended.".into()]
+    } else {
+        lines
+    }
+}
+
+/// Failures seen in the span (newest last), minus those a later identical call got past;
+/// falls back to the ledger's last failure when the span saw none.
+pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
+    // One backward pass: labels of calls that later succeeded, so each failure is checked in
+    // O(1) (a per-failure scan of the later calls was quadratic on long agent runs).
+    // Every call is labelled and judged (reading its result), each on its own: a long span's
+    // calls are split over threads.
+    let judged: Vec<(String, bool)> = in_ranges(span.calls.len(), |range| {
+        span.calls[range]
+            .iter()
+            .map(|call| (call.label(), call.failed()))
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut succeeded_later: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut items: Vec<String> = Vec::new();
+    for (call, (label, failed)) in span.calls.iter().zip(&judged).rev() {
+        if *failed {
+            if !succeeded_later.contains(label.as_str()) {
+                let error = error_line(call.result.as_deref().unwrap_or_default());
+                items.push(format!("{label} → {error}"));
+            }
+        } else if call.result.is_some() {
+            succeeded_later.insert(label.as_str());
+        }
+    }
+    items.reverse();
+    if items.is_empty()
+        && let Some(f) = &ledger.last_failure
+    {
+        let label = format!("`{}`", one_line(&f.command, TARGET_MAX_CHARS));
+        if !succeeded_later.contains(label.as_str()) {
+            items.push(format!(
+                "Last recorded failure: {label} → {}",
+                error_line(&f.error)
+            ));
+        }
+    }
+    Bullets::new(items, "errors", "None seen in the compacted span.").capped(MAX_BLOCKERS)
+}
+
+/// Constraints and decisions the user stated, carried from the previous summary first.
+pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, Bullets) {
+    let mut constraints = carried_bullets(prev, sections::CONSTRAINTS);
+    let mut decisions = carried_bullets(prev, sections::KEY_DECISIONS);
+    let sources = span
+        .requests
+        .iter()
+        .zip(&span.request_sentences)
+        .filter(|((_, t), _)| t.chars().count() <= STATEMENT_SOURCE_MAX_CHARS);
+    for (_, sentences) in sources {
+        for sentence in sentences {
+            let len = sentence.chars().count();
+            if !STATEMENT_CHARS.contains(&len)
+                || sentence.ends_with('?')
+                || sentence.ends_with('？')
+            {
+                continue;
+            }
+            let target = if matches_re(&DECISION, sentence) {
+                &mut decisions
+            } else if matches_re(&CONSTRAINT, sentence) {
+                &mut constraints
+            } else {
+                continue;
+            };
+            push_unique(target, one_line(sentence, LINE_MAX_CHARS));
+        }
+    }
+    (
+        Bullets::new(constraints, "constraints", "None stated.").capped(MAX_CONSTRAINTS),
+        Bullets::new(decisions, "decisions", "None stated by the user.").capped(MAX_DECISIONS),
+    )
+}
+
+/// User questions answered by a later assistant message (resolved, merged with the previous
+/// summary's) and those not answered (pending, with the ledger's open asks).
+pub(super) fn questions(
+    span: &Span<'_>,
+    prev: Option<&str>,
+    ledger: &TaskLedger,
+) -> (Bullets, Bullets) {
+    let mut resolved = carried_bullets(prev, sections::RESOLVED_QUESTIONS);
+    let mut pending: Vec<String> = Vec::new();
+    for ((i, _), sentences) in span.requests.iter().zip(&span.request_sentences) {
+        for q in ledger::questions_among(sentences) {
+            let q = one_line(&q, LINE_MAX_CHARS);
+            match span.reply_after(*i) {
+                Some(reply) => {
+                    let first = reply.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                    push_unique(
+                        &mut resolved,
+                        format!("{q} → answered: {}", one_line(first, LINE_MAX_CHARS)),
+                    );
+                }
+                None => push_unique(&mut pending, q),
+            }
+        }
+    }
+    for ask in &ledger.open_asks {
+        let ask = one_line(ask, LINE_MAX_CHARS * 2);
+        if !pending
+            .iter()
+            .any(|p| ask.contains(p.as_str()) || p.contains(&ask))
+        {
+            pending.push(ask);
+        }
+    }
+    (
+        Bullets::new(resolved, "questions", "None recorded.").capped(MAX_RESOLVED),
+        Bullets::new(pending, "asks", "None.").capped(MAX_PENDING),
+    )
+}
+
+/// Modified files first (they are the work product), then files only read. `head` marks the
+/// modified files so the budget trims read-only files (oldest first) before any of them.
+pub(super) fn relevant_files(ledger: &TaskLedger, span: &Span<'_>) -> Bullets {
+    let modified = modified_files(ledger, span);
+    let read = read_files(ledger, span);
+    let mut items: Vec<String> = modified
+        .iter()
+        .map(|path| {
+            let note = if read.contains(path) {
+                "read, modified"
+            } else {
+                "modified"
+            };
+            format!("{path} ({note})")
+        })
+        .collect();
+    items.extend(
+        read.iter()
+            .filter(|p| !modified.contains(p))
+            .map(|path| format!("{path} (read)")),
+    );
+    let mut files = Bullets::new(items, "files", "None recorded.");
+    files.head = modified.len();
+    files
+}
+
+pub(super) fn remaining_work(pending: &Bullets, blocked: &Bullets) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !pending.items.is_empty() {
+        lines.push("- Answer the pending user asks above.".to_string());
+    }
+    if let Some(last) = blocked.items.last() {
+        lines.push(format!("- Resolve: {last}"));
+    }
+    lines.push("- Carry on with the active task.".to_string());
+    lines
+}
+
+pub(super) fn critical_context(
+    span: &Span<'_>,
+    focus: Option<&str>,
+    terms: &[String],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+        lines.push(format!(
+            "- Focus requested for this compaction: {}",
+            one_line(focus, LINE_MAX_CHARS)
+        ));
+        for excerpt in focus_excerpts(span, terms) {
+            lines.push(format!("- On the focus topic: {excerpt}"));
+        }
+    }
+    if let Some(&j) = span.replies.last() {
+        let excerpt = one_line(&span.turns[j].text(), EXCERPT_MAX_CHARS);
+        lines.push(format!("- Last assistant message: {excerpt}"));
+    }
+    let count = |r: Role| span.turns.iter().filter(|m| m.role == r).count();
+    lines.push(format!(
+        "- Extractive summary of {} messages ({} user, {} assistant, {} tool): tool outputs are described, not quoted.",
+        span.turns.len(),
+        count(Role::User),
+        count(Role::Assistant),
+        count(Role::Tool)
+    ));
+    lines
+}
+
+/// Bullet items of a section of the previous summary (placeholders are not bullets, so they
+/// are not carried).
+pub(super) fn carried_bullets(prev: Option<&str>, heading: &str) -> Vec<String> {
+    prev.and_then(|p| section_body(p, heading))
+        .map(|body| {
+            body.lines()
+                .filter_map(|l| l.trim().strip_prefix("- "))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(super) fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+pub(super) fn push_unique(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+pub(super) fn matches_re(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
+    re.as_ref().is_some_and(|r| r.is_match(text))
+}
+
+/// `s` on one line (whitespace runs collapsed), at most `max` characters with an ellipsis.
+pub(super) fn one_line(s: &str, max: usize) -> String {
+    // Built word by word and abandoned once past `max`: a long reply or output is read only
+    // as far as the line it gives.
+    let mut flat = String::new();
+    let mut chars = 0;
+    for word in s.split_whitespace() {
+        if !flat.is_empty() {
+            flat.push(' ');
+            chars += 1;
+        }
+        flat.push_str(word);
+        chars += word.chars().count();
+        if chars > max {
+            return format!("{}…", ledger::clip(&flat, max.saturating_sub(1)));
+        }
+    }
+    flat
+}

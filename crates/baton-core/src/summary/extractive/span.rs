@@ -1,0 +1,226 @@
+//! What the span says, gathered once: its requests, replies and tool calls, each call
+//! classified once with its result, and how a call reads in a summary line.
+
+// The limits, wordings and patterns every part of the summarizer shares.
+use super::*;
+
+/// What the span says, gathered once.
+pub(super) struct Span<'a> {
+    pub(super) turns: &'a [&'a Message],
+    /// Real user requests: position and text.
+    pub(super) requests: Vec<(usize, String)>,
+    /// The sentences of each request (as `requests`): split once for the questions and the
+    /// user's statements.
+    pub(super) request_sentences: Vec<Vec<String>>,
+    /// Positions of assistant messages with text.
+    pub(super) replies: Vec<usize>,
+    pub(super) calls: Vec<Call<'a>>,
+}
+
+/// One tool call, classified once, with its result text (borrowed from the span).
+pub(super) struct Call<'a> {
+    pub(super) name: &'a str,
+    pub(super) action: Cow<'a, ToolAction>,
+    /// Raw arguments, shown only for tools nothing else is known about.
+    pub(super) arguments: &'a str,
+    pub(super) result: Option<Cow<'a, str>>,
+    /// [`Call::failed`], worked out on first use: the blockers and each described outcome ask.
+    /// A `OnceLock` so a long span's calls can be judged on several threads.
+    pub(super) failed: std::sync::OnceLock<bool>,
+    /// The result's exit status, read once: the failure check and the outcome both ask.
+    pub(super) exit_code: std::sync::OnceLock<Option<i32>>,
+}
+
+impl<'a> Span<'a> {
+    pub(super) fn new(turns: &'a [&'a Message], actions: Option<&'a ActionTable<'a>>) -> Self {
+        let positions =
+            |keep: fn(&Message) -> bool| turns.iter().enumerate().filter(move |(_, m)| keep(m));
+        let pairs = ledger::pair_tool_calls(turns);
+        let calls = in_ranges(pairs.len(), |range| {
+            pairs[range]
+                .iter()
+                .map(|pair| Call::new(pair, actions))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        let requests: Vec<(usize, String)> = positions(ledger::is_real_request)
+            .map(|(i, m)| (i, m.text()))
+            .collect();
+        Span {
+            turns,
+            request_sentences: requests
+                .iter()
+                .map(|(_, text)| ledger::sentences(text))
+                .collect(),
+            requests,
+            replies: positions(ledger::is_reply).map(|(i, _)| i).collect(),
+            calls,
+        }
+    }
+
+    /// The first assistant text after position `i`.
+    pub(super) fn reply_after(&self, i: usize) -> Option<String> {
+        // `replies` is in ascending order: binary search, not a scan per request.
+        let j = *self
+            .replies
+            .get(self.replies.partition_point(|&j| j <= i))?;
+        Some(self.turns[j].text())
+    }
+}
+
+impl<'a> Call<'a> {
+    pub(super) fn new(pair: &PairedCall<'a>, actions: Option<&'a ActionTable<'a>>) -> Self {
+        let f = &pair.call.function;
+        Call {
+            name: &f.name,
+            action: match actions {
+                Some(table) => table.action_of(&f.name, &f.arguments),
+                None => Cow::Owned(tool_action::classify(&f.name, &f.arguments)),
+            },
+            arguments: &f.arguments,
+            result: pair.result.map(ledger::message_text),
+            failed: std::sync::OnceLock::new(),
+            exit_code: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether the call's name, arguments or target mention any of `terms` (lowercase).
+    pub(super) fn mentions_any(&self, terms: &[String]) -> bool {
+        if terms.is_empty() {
+            return false;
+        }
+        let hay = format!("{} {}", self.name, self.arguments).to_lowercase();
+        terms.iter().any(|t| hay.contains(t.as_str()))
+    }
+
+    /// "ACTION target — outcome [tool: name]".
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "{} {} — {} [tool: {}]",
+            verb(&self.action),
+            self.target(),
+            self.outcome(),
+            self.name
+        )
+    }
+
+    pub(super) fn target(&self) -> String {
+        match &*self.action {
+            ToolAction::Other => one_line(self.arguments, TARGET_MAX_CHARS),
+            action => target(action),
+        }
+    }
+
+    /// What identifies "the same call again": the command, or the tool and its target.
+    pub(super) fn label(&self) -> String {
+        match &*self.action {
+            ToolAction::Command { .. } => self.target(),
+            _ => format!("{} {}", self.name, self.target()),
+        }
+    }
+
+    /// File contents and search hits often mention "error", so only the first line of a
+    /// non-command result is checked.
+    pub(super) fn failed(&self) -> bool {
+        let Some(text) = &self.result else {
+            return false;
+        };
+        *self.failed.get_or_init(|| match *self.action {
+            ToolAction::Command { .. } => ledger::command_failed_with(self.exit_code(text), text),
+            _ => failure_report::reads_as_failure(
+                text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
+            ),
+        })
+    }
+
+    /// The exit status `text` (this call's result) reports, read once per call.
+    pub(super) fn exit_code(&self, text: &str) -> Option<i32> {
+        *self.exit_code.get_or_init(|| tool_action::exit_code(text))
+    }
+
+    /// Exit status for commands, the error's first line for failures, otherwise the result size.
+    pub(super) fn outcome(&self) -> String {
+        let Some(text) = &self.result else {
+            return "no result recorded".into();
+        };
+        let lines = plural(view::original_line_count(text), "line");
+        match (&*self.action, self.exit_code(text)) {
+            (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {lines} of output"),
+            (ToolAction::Command { .. }, Some(code)) => {
+                format!("exit {code}: {}", error_line(text))
+            }
+            _ if self.failed() => format!("failed: {}", error_line(text)),
+            (ToolAction::Command { .. }, None) => format!("{lines} of output"),
+            (ToolAction::Read { .. }, _) => lines,
+            (ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. }, _) => {
+                "ok".into()
+            }
+            _ => format!(
+                "{} of output",
+                plural(view::original_char_count(text), "char")
+            ),
+        }
+    }
+}
+
+pub(super) fn verb(action: &ToolAction) -> &'static str {
+    match action {
+        ToolAction::Read { .. } => "READ",
+        ToolAction::Write { .. } => "WROTE",
+        ToolAction::Edit { .. } => "EDITED",
+        ToolAction::Patch { .. } => "PATCHED",
+        ToolAction::Command { .. } => "RAN",
+        ToolAction::Search { .. } => "SEARCHED",
+        ToolAction::Web { .. } => "FETCHED",
+        ToolAction::Delegate { .. } => "DELEGATED",
+        ToolAction::Other => "CALLED",
+    }
+}
+
+pub(super) fn target(action: &ToolAction) -> String {
+    match action {
+        ToolAction::Read {
+            path,
+            from_line: Some(from),
+            lines: Some(n),
+        } => format!("{path} (lines {from}–{})", from + n.saturating_sub(1)),
+        ToolAction::Read { path, .. }
+        | ToolAction::Write { path, .. }
+        | ToolAction::Edit { path } => path.clone(),
+        ToolAction::Patch { paths } => paths.join(", "),
+        ToolAction::Command { command } => format!("`{}`", one_line(command, TARGET_MAX_CHARS)),
+        ToolAction::Search {
+            pattern,
+            path: Some(path),
+        } => format!("`{}` in {path}", one_line(pattern, TARGET_MAX_CHARS)),
+        ToolAction::Search { pattern, .. } => format!("`{}`", one_line(pattern, TARGET_MAX_CHARS)),
+        ToolAction::Web { target } => one_line(target, TARGET_MAX_CHARS),
+        ToolAction::Delegate { goal } => one_line(goal, TARGET_MAX_CHARS),
+        ToolAction::Other => String::new(),
+    }
+}
+
+/// The most telling line of an error output: the first that is not an exit-status or
+/// framing line.
+pub(super) fn error_line(text: &str) -> String {
+    const FRAMING: [&str; 5] = [
+        "Chunk ID:",
+        "Wall time:",
+        "Original token count:",
+        "Output:",
+        "<tool_use_error>",
+    ];
+    let telling = text.lines().map(str::trim).find(|l| {
+        !l.is_empty()
+            && tool_action::exit_code(l).is_none()
+            && !FRAMING
+                .iter()
+                .any(|f| l.starts_with(f) && l.len() <= f.len() + 24)
+    });
+    let line = telling.or_else(|| text.lines().map(str::trim).find(|l| !l.is_empty()));
+    let line = line.unwrap_or("(no output)");
+    let line = line.trim_start_matches("<tool_use_error>");
+    one_line(line.trim_end_matches("</tool_use_error>"), LINE_MAX_CHARS)
+}
