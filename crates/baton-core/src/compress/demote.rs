@@ -219,6 +219,25 @@ impl<'a> Demoter<'_, 'a> {
     }
 }
 
+/// Whether demoting `message` could change it: false for what [`Demoter::demotion_of`] is
+/// certain to leave as it is, told from sizes alone (a character is at least a byte): a text
+/// result of at most `min_prune_chars` bytes, calls whose arguments are all at most
+/// `max_args_chars` bytes, any other role.
+pub(super) fn may_change(config: &PruneConfig, message: &Message) -> bool {
+    match message.role {
+        Role::Tool => match &message.content {
+            Some(Content::Text(text)) => text.len() > config.min_prune_chars,
+            Some(Content::Parts(_)) => true,
+            Some(Content::Null) | None => false,
+        },
+        Role::Assistant => message
+            .calls()
+            .iter()
+            .any(|call| call.function.arguments.len() > config.max_args_chars),
+        _ => false,
+    }
+}
+
 /// Writes `demotion` into message `index` and counts it.
 fn apply(outcome: &mut PruneOutcome<'_>, index: usize, demotion: Demotion) {
     match demotion {
@@ -345,5 +364,44 @@ mod tests {
         assert_eq!(split.actions.len(), one_by_one.actions.len());
         // The protected tail is untouched.
         assert!(!(boundary..messages.len()).any(|i| split.messages.is_changed(i)));
+    }
+    /// What `may_change` rules out, demotion leaves as it is, and both sides of each size
+    /// limit are in the session: a result and arguments just under and just over.
+    #[test]
+    fn what_may_not_change_is_never_demoted() {
+        let config = PruneConfig::default();
+        let mut messages = long_session();
+        let limit_args = |n: usize| format!(r#"{{"command":"{}"}}"#, "c".repeat(n - 14));
+        for (id, args) in [("u", limit_args(500)), ("o", limit_args(501))] {
+            messages.push(Message::assistant_tool_calls(vec![ToolCall::function(
+                id, "Bash", &args,
+            )]));
+            messages.push(Message::tool(id, "é".repeat(100)));
+            messages.push(Message::tool(id, "r".repeat(200)));
+            messages.push(Message::tool(id, "r\n".repeat(101)));
+        }
+        messages.push(Message::user("x".repeat(5_000)));
+        let calls = resolve_calls(&messages);
+        let demoter = Demoter {
+            originals: &messages,
+            calls: &calls,
+            config: &config,
+            counter: &RoughCounter,
+        };
+        let pruned = Pruned::new(&messages);
+        let (mut ruled_out, mut demoted) = (0, 0);
+        for (index, message) in messages.iter().enumerate() {
+            let demotion = demoter.demotion_of(&pruned, index, &mut ActionTable::default());
+            if !may_change(&config, message) {
+                ruled_out += 1;
+                assert!(demotion.is_none(), "message {index} was demoted");
+            } else if demotion.is_some() {
+                demoted += 1;
+            }
+        }
+        assert!(ruled_out > 100 && demoted > 100, "{ruled_out} {demoted}");
+        let last_args = messages.len() - 5;
+        assert!(may_change(&config, &messages[last_args]));
+        assert!(!may_change(&config, &messages[last_args - 4]));
     }
 }

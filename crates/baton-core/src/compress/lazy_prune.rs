@@ -11,12 +11,12 @@
 //! What any message is demoted to is the same as when everything is demoted at once
 //! ([`super::prune::prune_old_tool_results`] is this, asked for every message).
 
-use super::demote::Demoter;
+use super::demote::{Demoter, may_change};
 use super::prune::{
     CallRef, PruneConfig, PruneOutcome, deduplicate_results, prune_boundary, resolve_calls,
 };
 use super::pruned::Pruned;
-use crate::message::{Message, Role};
+use crate::message::Message;
 use crate::tokens::TokenCounter;
 use crate::tool_action::ActionTable;
 use std::cell::RefCell;
@@ -125,14 +125,15 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
     }
 
     /// Whether message `index` could still be demoted: before the prune boundary, not yet
-    /// decided, and of a kind demotion changes (a tool result, or a message calling tools).
+    /// decided, and not one demotion is certain to leave as it is (a short result, calls with
+    /// short arguments, a user message): those need no deciding to be counted.
     fn is_undecided(&self, index: usize) -> bool {
         if self.decided.borrow().get(index).is_none_or(|&done| done) {
             return false;
         }
         self.originals
             .get(index)
-            .is_some_and(|m| m.role == Role::Tool || m.has_tool_calls())
+            .is_some_and(|m| may_change(&self.config, m))
     }
 
     /// Applies the demotion of every message of `range` not yet decided (on several threads
@@ -242,7 +243,7 @@ mod tests {
     use crate::compress::stubs::looks_like_stub;
     use crate::compress::{Compressor, CompressorConfig, Outcome};
     use crate::engine::{CompressRequest, ContextEngine};
-    use crate::message::{Content, ContentPart, ToolCall};
+    use crate::message::{Content, ContentPart, Role, ToolCall};
     use crate::tokens::RoughCounter;
 
     /// Calls with long and short arguments, long and short results, a repeated result and a
