@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::compress::{Compressor, CompressorConfig, Outcome};
+use crate::compress::{CompressionResult, Compressor, CompressorConfig, Outcome};
 use crate::engine::{CompressRequest, ContextEngine};
 use crate::message::{Message, ToolCall};
 use crate::tool_action::tests::CLASSIFIED;
@@ -35,25 +35,30 @@ fn session(exchanges: usize) -> Vec<Message> {
     messages
 }
 
-#[test]
-fn a_pass_classifies_each_tool_call_once_for_stubs_ledger_and_summary() {
-    let exchanges = 300;
-    let messages = session(exchanges);
+/// One forced compaction of `messages` by the default engine for a window of `context_length`.
+pub(super) fn compress_forced(messages: &[Message], context_length: u64) -> CompressionResult {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .unwrap();
     let mut engine = Compressor::new(CompressorConfig {
-        context_length: 20_000,
+        context_length,
         ..CompressorConfig::default()
     });
-    CLASSIFIED.with(|n| n.set(0));
-    let result = rt.block_on(engine.compress(CompressRequest {
-        messages: &messages,
+    rt.block_on(engine.compress(CompressRequest {
+        messages,
         current_tokens: None,
         focus_topic: None,
         force: true,
-    }));
+    }))
+}
+
+#[test]
+fn a_pass_classifies_each_tool_call_once_for_stubs_ledger_and_summary() {
+    let exchanges = 300;
+    let messages = session(exchanges);
+    CLASSIFIED.with(|n| n.set(0));
+    let result = compress_forced(&messages, 20_000);
     let classified = CLASSIFIED.with(std::cell::Cell::get);
 
     assert_eq!(

@@ -288,17 +288,17 @@ fn pressure_order(messages: &[Message], boundary: usize) -> Vec<usize> {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::compress::prune::resolve_calls;
     use crate::split_work::SPLIT_FROM_ITEMS;
     use crate::tokens::RoughCounter;
 
-    /// A session long enough to be split: calls with long arguments, long results, results
-    /// with images, short results.
-    fn long_session() -> Vec<Message> {
+    /// `exchanges` calls with long and short arguments and long, short, repeated and image
+    /// results, with a reply now and then and a closing request: every kind of demotion.
+    pub(in crate::compress) fn every_demotion(exchanges: usize) -> Vec<Message> {
         let mut messages = vec![Message::user("port the parser")];
-        for t in 0..SPLIT_FROM_ITEMS {
+        for t in 0..exchanges {
             let id = format!("call_{t}");
             let args = if t % 5 == 0 {
                 format!(
@@ -322,14 +322,20 @@ mod tests {
                     ]));
                     m
                 }
-                _ => Message::tool(
-                    &id,
-                    format!("error[E0382]: moved value in step {t}\n").repeat(20),
-                ),
+                _ => Message::tool(&id, "error[E0382]: moved value\n".repeat(20)),
             };
             messages.push(result);
+            if t % 7 == 0 {
+                messages.push(Message::assistant(format!("step {t} done")));
+            }
         }
+        messages.push(Message::user("now the lexer"));
         messages
+    }
+
+    /// A session long enough to be split.
+    fn long_session() -> Vec<Message> {
+        every_demotion(SPLIT_FROM_ITEMS)
     }
 
     #[test]

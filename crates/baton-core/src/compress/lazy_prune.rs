@@ -148,13 +148,8 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
         for &i in &todo {
             decided[i] = true;
         }
-        let demoter = Demoter {
-            originals: self.originals,
-            calls: &self.calls,
-            config: &self.config,
-            counter: self.counter,
-        };
-        demoter.demote_each(self.outcome.get_mut(), &todo);
+        let mut outcome = self.outcome.borrow_mut();
+        self.demoter().demote_each(&mut outcome, &todo);
     }
 
     /// The pruned conversation as decided so far.
@@ -239,51 +234,13 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::compress::Outcome;
+    use crate::compress::classify_once_tests::compress_forced;
+    use crate::compress::demote::tests::every_demotion as session;
     use crate::compress::prune::prune_old_tool_results;
     use crate::compress::stubs::looks_like_stub;
-    use crate::compress::{Compressor, CompressorConfig, Outcome};
-    use crate::engine::{CompressRequest, ContextEngine};
-    use crate::message::{Content, ContentPart, Role, ToolCall};
+    use crate::message::Role;
     use crate::tokens::RoughCounter;
-
-    /// Calls with long and short arguments, long and short results, a repeated result and a
-    /// result with an image: every kind of demotion.
-    fn session(exchanges: usize) -> Vec<Message> {
-        let mut messages = vec![Message::user("port the parser")];
-        for t in 0..exchanges {
-            let id = format!("call_{t}");
-            let args = if t % 5 == 0 {
-                format!(
-                    r#"{{"file_path":"src/f{t}.rs","content":"{}"}}"#,
-                    "x".repeat(900)
-                )
-            } else {
-                format!(r#"{{"command":"cargo test -p crate{t}"}}"#)
-            };
-            messages.push(Message::assistant_tool_calls(vec![ToolCall::function(
-                &id, "Bash", &args,
-            )]));
-            let result = match t % 4 {
-                0 => Message::tool(&id, format!("test result {t}\n").repeat(60)),
-                1 => Message::tool(&id, "ok"),
-                2 => {
-                    let mut m = Message::tool(&id, "");
-                    m.content = Some(Content::Parts(vec![
-                        ContentPart::text(format!("screenshot {t}")),
-                        ContentPart::image_url("data:image/png;base64,AAAA"),
-                    ]));
-                    m
-                }
-                _ => Message::tool(&id, "error[E0382]: moved value\n".repeat(20)),
-            };
-            messages.push(result);
-            if t % 7 == 0 {
-                messages.push(Message::assistant(format!("step {t} done")));
-            }
-        }
-        messages.push(Message::user("now the lexer"));
-        messages
-    }
 
     fn config() -> PruneConfig {
         PruneConfig {
@@ -398,20 +355,7 @@ mod tests {
     #[test]
     fn a_pass_demotes_what_it_keeps_and_not_the_summarized_span() {
         let messages = session(400);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        let mut engine = Compressor::new(CompressorConfig {
-            context_length: 20_000,
-            ..CompressorConfig::default()
-        });
-        let result = rt.block_on(engine.compress(CompressRequest {
-            messages: &messages,
-            current_tokens: None,
-            focus_topic: None,
-            force: true,
-        }));
+        let result = compress_forced(&messages, 20_000);
         assert_eq!(
             result.outcome,
             Outcome::Compressed,
