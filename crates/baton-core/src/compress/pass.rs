@@ -208,13 +208,27 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // checks below) finds its call already classified.
     let mut prune = prune.with_actions(actions);
     let pruned = prune.pruned();
+    let head = pruned.to_vec(0..start);
     let tail = carried_tail(
         moved_user.and_then(|u| pruned.get(u)),
         pruned.to_vec(end..messages.len()),
     );
-    // The tail's size, for the report, before it moves into the output.
-    let tail_size = (tail.len(), tokens_of(&tail));
-    let assembled = assemble::assemble_owned(pruned.to_vec(0..start), &body, tail);
+    // The tail's size, for the report, before it moves into the output. The kept messages'
+    // tokens are known (the walk counted them); only a carried request is counted, which has
+    // taken in the first kept message when the tail is one shorter than both.
+    let kept = messages.len() - end;
+    let (carried_tokens, kept_from) = match (moved_user, tail.first()) {
+        (Some(_), Some(first)) => (
+            counter().count_message(first) as u64,
+            end + (kept + 1).saturating_sub(tail.len()),
+        ),
+        _ => (0, end),
+    };
+    let kept_tokens = prune.tokens_in(kept_from..messages.len(), &original);
+    let tail_size = (tail.len(), carried_tokens + kept_tokens);
+    // Every compaction the test suite runs checks the sum against a recount.
+    debug_assert_eq!(tail_size.1, tokens_of(&tail), "the tail's tokens");
+    let assembled = assemble::assemble_owned(head, &body, tail);
     let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
     let final_messages = sanitize::strip_historical_media(sanitized);
     let tokens_after = tokens_of(&final_messages);
