@@ -9,13 +9,12 @@
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::value::RawValue;
-use std::borrow::{Borrow, Cow};
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 
 /// The top-level entries of a JSON object, values undecoded. Empty when the arguments are
 /// not a JSON object.
 pub(super) struct Args<'a> {
-    entries: BTreeMap<Key<'a>, &'a RawValue>,
+    entries: Entries<'a>,
 }
 
 impl<'a> Args<'a> {
@@ -25,11 +24,17 @@ impl<'a> Args<'a> {
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.0.is_empty()
     }
 
     fn raw(&self, key: &str) -> Option<&'a str> {
-        self.entries.get(key).map(|v| v.get())
+        // The last entry of a repeated key wins, as in serde_json's own maps.
+        self.entries
+            .0
+            .iter()
+            .rev()
+            .find(|(k, _)| k.0 == key)
+            .map(|(_, v)| v.get())
     }
 
     /// The first present string argument among `keys` (an array gives its first string); an
@@ -95,15 +100,36 @@ impl<'a> Args<'a> {
     }
 }
 
-/// An object key: borrowed from the arguments unless it holds escapes.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Key<'a>(Cow<'a, str>);
+/// An object's entries in order: a call's arguments hold a handful, which a vector looks up
+/// faster than a map is built (one allocation instead of one per node).
+#[derive(Default)]
+struct Entries<'a>(Vec<(Key<'a>, &'a RawValue)>);
 
-impl Borrow<str> for Key<'_> {
-    fn borrow(&self) -> &str {
-        &self.0
+impl<'de> Deserialize<'de> for Entries<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Entries<'de>, M::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor)
     }
 }
+
+/// An object key: borrowed from the arguments unless it holds escapes.
+struct Key<'a>(Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -234,6 +260,15 @@ mod tests {
             let decoded: String = serde_json::from_str(&raw).unwrap();
             proptest::prop_assert_eq!(line_count(&raw), Some(decoded.lines().count()), "{}", raw);
         }
+    }
+
+    #[test]
+    fn a_repeated_key_reads_as_its_last_value() {
+        let args = Args::parse(r#"{"path":"a.rs","n":1,"path":"b.rs"}"#);
+        assert_eq!(args.str_arg(&["path"]).as_deref(), Some("b.rs"));
+        let parsed: serde_json::Value =
+            serde_json::from_str(r#"{"path":"a.rs","path":"b.rs"}"#).unwrap();
+        assert_eq!(parsed["path"], "b.rs", "serde_json's own maps agree");
     }
 
     #[test]
