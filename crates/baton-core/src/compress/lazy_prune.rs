@@ -102,17 +102,22 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
             self.demoter().demote_one(&mut outcome, index);
             self.decided.borrow_mut()[index] = true;
         }
-        self.known_count(index, original).unwrap_or(original)
+        self.settled_count(index, original)
     }
 
     /// Tokens of message `index` as pruned when that is known without demoting anything:
     /// `None` for a message whose demotion is still to be decided and could change it.
     pub(crate) fn known_count(&self, index: usize, original: u64) -> Option<u64> {
-        if self.is_undecided(index) {
-            return None;
-        }
+        (!self.is_undecided(index)).then(|| self.settled_count(index, original))
+    }
+
+    /// Tokens of message `index`, whose demotion is settled: counted once if pruning changed
+    /// it, else `original`.
+    fn settled_count(&self, index: usize, original: u64) -> u64 {
         let mut counts = self.counts.borrow_mut();
-        let slot = counts.get_mut(index)?;
+        let Some(slot) = counts.get_mut(index) else {
+            return original;
+        };
         if *slot == NOT_COUNTED {
             let outcome = self.outcome.borrow();
             let pruned = &outcome.messages;
@@ -121,7 +126,7 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
                 _ => original,
             };
         }
-        Some(*slot)
+        *slot
     }
 
     /// Whether message `index` could still be demoted: before the prune boundary, not yet
@@ -141,7 +146,9 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
     pub(crate) fn decide(&mut self, range: Range<usize>) {
         let decided = self.decided.get_mut();
         let end = range.end.min(decided.len());
-        let todo: Vec<usize> = (range.start..end).filter(|&i| !decided[i]).collect();
+        let todo: Vec<usize> = (range.start..end)
+            .filter(|&i| !decided[i] && may_change(&self.config, &self.originals[i]))
+            .collect();
         if todo.is_empty() {
             return;
         }
@@ -159,8 +166,7 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
 
     /// Messages of `range` pruning has changed so far.
     pub(crate) fn changed_in(&mut self, range: Range<usize>) -> usize {
-        let pruned = self.pruned();
-        range.filter(|&i| pruned.is_changed(i)).count()
+        self.pruned().changed_in(range)
     }
 
     /// Every message demoted: the pruning of the whole conversation.

@@ -57,6 +57,11 @@ impl<'a> Pruned<'a> {
         self.changed.len()
     }
 
+    /// How many messages of `range` pruning changed.
+    pub fn changed_in(&self, range: Range<usize>) -> usize {
+        self.changed.range(range).count()
+    }
+
     /// The pruned messages in order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + ExactSizeIterator + '_ {
         (0..self.len()).map(|i| self.changed.get(&i).map_or(&self.originals[i], |m| &**m))
