@@ -261,6 +261,15 @@ fn what_the_rewriter_leaves_to_serde_json_still_comes_out_right() {
         format!(r#"{{"a":"{}\u002e..[truncated]"}}"#, "y".repeat(10)),
         format!(r#"{{"a":"{}...[truncated]!"}}"#, "y".repeat(10)),
         format!(r#"{{"a": 1e5, "b": "{long}", "c": [true, false, null, -0.5E-3]}}"#),
+        // A control byte, or a broken escape, deep in a long dropped part (past the first
+        // blocks the control-byte test reads at once) and in its last partial block.
+        format!(
+            "{{\"a\":\"{}\u{1}{}\"}}",
+            "x\\n".repeat(70),
+            "y".repeat(100)
+        ),
+        format!("{{\"a\":\"{}\u{1f}\"}}", "x".repeat(200)),
+        format!(r#"{{"a":"{}\q{}"}}"#, "x\\n".repeat(70), "y".repeat(9)),
     ] {
         assert_eq!(
             truncate_tool_call_args(&text, 10),
