@@ -11,6 +11,7 @@
 //! Newlines, backslashes, control characters and (inside code spans) backticks are escaped, so
 //! a command with a heredoc or a path with a space at its end still reads back byte for byte.
 
+use super::sentences::sentences;
 use crate::message::{Content, Message, Role, ToolCall};
 use crate::summary::failure_report::reads_as_failure;
 use crate::summary::sections;
@@ -717,44 +718,6 @@ pub fn questions_among(sentences: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Splits prose into sentences: at newlines, at CJK full stops, and at `.`/`!`/`?` followed by
-/// whitespace or the end (so `main.rs` and `?q=1` stay whole). Fenced code is skipped.
-pub fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut in_fence = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if !in_fence {
-            split_line_into_sentences(line, &mut out);
-        }
-    }
-    out
-}
-
-fn split_line_into_sentences(line: &str, out: &mut Vec<String>) {
-    let mut start = 0;
-    let mut chars = line.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let at_break = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
-        if matches!(c, '。' | '！' | '？') || (matches!(c, '.' | '!' | '?') && at_break) {
-            let end = i + c.len_utf8();
-            push_sentence(&line[start..end], out);
-            start = end;
-        }
-    }
-    push_sentence(&line[start..], out);
-}
-
-fn push_sentence(sentence: &str, out: &mut Vec<String>) {
-    let s = sentence.trim();
-    if !s.is_empty() {
-        out.push(s.to_string());
-    }
-}
-
 /// The first `max` characters of `s` (never splits a character).
 pub fn clip(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
@@ -1041,20 +1004,6 @@ pub(crate) mod tests {
         );
         assert_eq!(newer.commands, vec![make(Some(0), 3)]);
         assert_eq!(newer.open_asks, vec!["new ask"]);
-    }
-
-    #[test]
-    fn sentences_do_not_split_paths_or_urls() {
-        let got = sentences("Edit src/main.rs now. Is a?b=1 ok? 好的。还有吗？\n```\nwhy? x\n```");
-        assert_eq!(
-            got,
-            vec![
-                "Edit src/main.rs now.",
-                "Is a?b=1 ok?",
-                "好的。",
-                "还有吗？"
-            ]
-        );
     }
 
     fn text() -> impl Strategy<Value = String> {

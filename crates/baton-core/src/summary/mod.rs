@@ -16,6 +16,7 @@ pub mod redact;
 pub mod redacted_views;
 pub mod reject;
 pub mod sections;
+pub mod sentences;
 pub mod view;
 
 use crate::message::Message;

@@ -4,6 +4,7 @@
 use super::span::{Call, error_line};
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
+use crate::summary::sentences::sentences;
 
 /// The ledger's task (the latest request of the whole conversation) wins; then the span's
 /// latest request; then whatever the previous summary said.
@@ -117,7 +118,7 @@ pub(super) fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
         .filter(|m| matches!(m.role, Role::User | Role::Assistant))
     {
         let text = ledger::message_text(m);
-        for sentence in ledger::sentences(&text) {
+        for sentence in sentences(&text) {
             let lower = sentence.to_lowercase();
             if focus.iter().any(|t| lower.contains(t.as_str())) {
                 push_unique(&mut out, one_line(&sentence, LINE_MAX_CHARS));

@@ -3,6 +3,7 @@
 
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
+use crate::summary::sentences::sentences;
 
 /// What the span says, gathered once.
 pub(super) struct Span<'a> {
@@ -50,10 +51,7 @@ impl<'a> Span<'a> {
             .collect();
         Span {
             turns,
-            request_sentences: requests
-                .iter()
-                .map(|(_, text)| ledger::sentences(text))
-                .collect(),
+            request_sentences: requests.iter().map(|(_, text)| sentences(text)).collect(),
             requests,
             replies: positions(ledger::is_reply).map(|(i, _)| i).collect(),
             calls,
@@ -61,12 +59,13 @@ impl<'a> Span<'a> {
     }
 
     /// The first assistant text after position `i`.
-    pub(super) fn reply_after(&self, i: usize) -> Option<String> {
+    pub(super) fn reply_after(&self, i: usize) -> Option<Cow<'a, str>> {
         // `replies` is in ascending order: binary search, not a scan per request.
         let j = *self
             .replies
             .get(self.replies.partition_point(|&j| j <= i))?;
-        Some(self.turns[j].text())
+        // Borrowed: only its first line is read.
+        Some(ledger::message_text(self.turns[j]))
     }
 }
 
