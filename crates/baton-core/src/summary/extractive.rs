@@ -24,7 +24,7 @@ mod bullets;
 mod section_items;
 mod span;
 
-use bullets::{Actions, Bullets};
+use bullets::{Actions, Bullets, Distinct};
 use section_items::*;
 use span::Span;
 

@@ -4,6 +4,38 @@
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
 
+/// Items in the order first seen, each once: what a section lists before it is capped. A
+/// long span's requests give thousands of candidate lines, and a scan of the list per line
+/// (the former `push_unique`) was quadratic.
+#[derive(Default)]
+pub(super) struct Distinct {
+    items: Vec<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl Distinct {
+    /// Starts from `items` (carried from an earlier summary), kept as they are: only what is
+    /// pushed after them is checked for repeats.
+    pub(super) fn from_items(items: Vec<String>) -> Self {
+        Distinct {
+            seen: items.iter().cloned().collect(),
+            items,
+        }
+    }
+
+    /// Adds `item` unless it is already listed.
+    pub(super) fn push(&mut self, item: String) {
+        if !self.seen.contains(&item) {
+            self.seen.insert(item.clone());
+            self.items.push(item);
+        }
+    }
+
+    pub(super) fn into_items(self) -> Vec<String> {
+        self.items
+    }
+}
+
 /// A bullet list that can be trimmed for the size budget. Items before `head` are kept until
 /// the rest are gone; every drop is counted in the rendered list.
 pub(super) struct Bullets {
@@ -156,4 +188,19 @@ pub(super) fn actions_omitted(n: u64) -> String {
 /// Decimal digits of `n`.
 pub(super) fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_items_keep_their_first_place_and_carried_ones_stay_as_they_were() {
+        let carried = vec!["a".to_string(), "a".to_string(), "b".to_string()];
+        let mut list = Distinct::from_items(carried);
+        for item in ["c", "a", "d", "c", "b", "e"] {
+            list.push(item.to_string());
+        }
+        assert_eq!(list.into_items(), ["a", "a", "b", "c", "d", "e"]);
+    }
 }

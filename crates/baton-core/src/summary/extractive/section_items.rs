@@ -111,7 +111,7 @@ pub(super) fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
     if focus.is_empty() {
         return Vec::new();
     }
-    let mut out: Vec<String> = Vec::new();
+    let mut out = Distinct::default();
     for m in span
         .turns
         .iter()
@@ -121,10 +121,11 @@ pub(super) fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
         for sentence in sentences(&text) {
             let lower = sentence.to_lowercase();
             if focus.iter().any(|t| lower.contains(t.as_str())) {
-                push_unique(&mut out, one_line(&sentence, LINE_MAX_CHARS));
+                out.push(one_line(&sentence, LINE_MAX_CHARS));
             }
         }
     }
+    let out = out.into_items();
     let skip = out.len().saturating_sub(MAX_FOCUS_EXCERPTS);
     out.into_iter().skip(skip).collect()
 }
@@ -249,8 +250,8 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
 
 /// Constraints and decisions the user stated, carried from the previous summary first.
 pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, Bullets) {
-    let mut constraints = carried_bullets(prev, sections::CONSTRAINTS);
-    let mut decisions = carried_bullets(prev, sections::KEY_DECISIONS);
+    let mut constraints = Distinct::from_items(carried_bullets(prev, sections::CONSTRAINTS));
+    let mut decisions = Distinct::from_items(carried_bullets(prev, sections::KEY_DECISIONS));
     let sources = span
         .requests
         .iter()
@@ -272,12 +273,18 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
             } else {
                 continue;
             };
-            push_unique(target, one_line(sentence, LINE_MAX_CHARS));
+            target.push(one_line(sentence, LINE_MAX_CHARS));
         }
     }
     (
-        Bullets::new(constraints, "constraints", "None stated.").capped(MAX_CONSTRAINTS),
-        Bullets::new(decisions, "decisions", "None stated by the user.").capped(MAX_DECISIONS),
+        Bullets::new(constraints.into_items(), "constraints", "None stated.")
+            .capped(MAX_CONSTRAINTS),
+        Bullets::new(
+            decisions.into_items(),
+            "decisions",
+            "None stated by the user.",
+        )
+        .capped(MAX_DECISIONS),
     )
 }
 
@@ -288,23 +295,24 @@ pub(super) fn questions(
     prev: Option<&str>,
     ledger: &TaskLedger,
 ) -> (Bullets, Bullets) {
-    let mut resolved = carried_bullets(prev, sections::RESOLVED_QUESTIONS);
-    let mut pending: Vec<String> = Vec::new();
+    let mut resolved = Distinct::from_items(carried_bullets(prev, sections::RESOLVED_QUESTIONS));
+    let mut pending = Distinct::default();
     for ((i, _), sentences) in span.requests.iter().zip(&span.request_sentences) {
         for q in ledger::questions_among(sentences) {
             let q = one_line(&q, LINE_MAX_CHARS);
             match span.reply_after(*i) {
                 Some(reply) => {
                     let first = reply.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                    push_unique(
-                        &mut resolved,
-                        format!("{q} → answered: {}", one_line(first, LINE_MAX_CHARS)),
-                    );
+                    resolved.push(format!(
+                        "{q} → answered: {}",
+                        one_line(first, LINE_MAX_CHARS)
+                    ));
                 }
-                None => push_unique(&mut pending, q),
+                None => pending.push(q),
             }
         }
     }
+    let mut pending = pending.into_items();
     for ask in &ledger.open_asks {
         let ask = one_line(ask, LINE_MAX_CHARS * 2);
         if !pending
@@ -315,7 +323,7 @@ pub(super) fn questions(
         }
     }
     (
-        Bullets::new(resolved, "questions", "None recorded.").capped(MAX_RESOLVED),
+        Bullets::new(resolved.into_items(), "questions", "None recorded.").capped(MAX_RESOLVED),
         Bullets::new(pending, "asks", "None.").capped(MAX_PENDING),
     )
 }
@@ -409,12 +417,6 @@ pub(super) fn plural(n: usize, noun: &str) -> String {
     }
 }
 
-pub(super) fn push_unique(list: &mut Vec<String>, item: String) {
-    if !list.contains(&item) {
-        list.push(item);
-    }
-}
-
 pub(super) fn matches_re(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
     re.as_ref().is_some_and(|r| r.is_match(text))
 }
@@ -423,7 +425,8 @@ pub(super) fn matches_re(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
 pub(super) fn one_line(s: &str, max: usize) -> String {
     // Built word by word and abandoned once past `max`: a long reply or output is read only
     // as far as the line it gives.
-    let mut flat = String::new();
+    // Sized once for what it can hold (a character is at most four bytes), and cut in place.
+    let mut flat = String::with_capacity(s.len().min(max.saturating_add(2).saturating_mul(4)));
     let mut chars = 0;
     for word in s.split_whitespace() {
         if !flat.is_empty() {
@@ -433,8 +436,43 @@ pub(super) fn one_line(s: &str, max: usize) -> String {
         flat.push_str(word);
         chars += word.chars().count();
         if chars > max {
-            return format!("{}…", ledger::clip(&flat, max.saturating_sub(1)));
+            let keep = max.saturating_sub(1);
+            let end = flat.char_indices().nth(keep).map_or(flat.len(), |(i, _)| i);
+            flat.truncate(end);
+            flat.push('…');
+            return flat;
         }
     }
     flat
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition: every word joined, then cut to `max - 1` characters and `…` when the
+    /// line is longer than `max`.
+    fn one_line_by_joining(s: &str, max: usize) -> String {
+        let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if flat.chars().count() > max {
+            format!("{}…", ledger::clip(&flat, max.saturating_sub(1)))
+        } else {
+            flat
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Stopping at the first word past the limit and cutting in place gives the joined
+        /// line, cut: around the limit, with multi-byte characters and every kind of
+        /// whitespace.
+        #[test]
+        fn a_line_is_the_words_joined_and_cut(
+            s in "[ab é漢\t\n \u{3000}]{0,24}",
+            max in 0usize..12,
+        ) {
+            prop_assert_eq!(one_line(&s, max), one_line_by_joining(&s, max));
+        }
+    }
 }
