@@ -52,11 +52,18 @@ fn through_value(arguments: &str, leaf_max_chars: usize) -> Option<String> {
 
 /// Whether JSON text has a string token (key or value) with more than `max` bytes between
 /// its quotes. Text that is not JSON may answer either way; it fails to parse after.
+///
+/// Each token is read only as far as `max + 1` bytes: a token with no closing quote by then
+/// is long, wherever it ends (a written file's content was read to its end here, and again by
+/// the rewriter).
 fn has_string_token_longer_than(json: &[u8], max: usize) -> bool {
     let mut at = 0;
     while let Some(i) = json.get(at..).and_then(|rest| memchr::memchr(b'"', rest)) {
         let open = at + i + 1;
-        let close = closing_quote(json, open);
+        // Within the window, a quote closes a token of at most `max` bytes; none found (or an
+        // escape running past the window's end) means the token goes on past `max` bytes.
+        let window = json.len().min(open.saturating_add(max).saturating_add(1));
+        let close = closing_quote(&json[..window], open);
         if close - open > max {
             return true;
         }

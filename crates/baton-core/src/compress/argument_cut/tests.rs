@@ -37,6 +37,38 @@ fn the_long_token_scan_only_skips_arguments_with_nothing_to_cut() {
     }
 }
 
+/// The definition of the long-token scan: every token read to its closing quote.
+fn has_long_token_read_whole(json: &[u8], max: usize) -> bool {
+    let mut at = 0;
+    while let Some(i) = json.get(at..).and_then(|rest| memchr::memchr(b'"', rest)) {
+        let open = at + i + 1;
+        let close = closing_quote(json, open);
+        if close - open > max {
+            return true;
+        }
+        at = close + 1;
+    }
+    false
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// Reading each token only as far as `max + 1` bytes answers as reading it whole: escapes
+    /// (escaped quotes and backslashes) on and across the window's end, unclosed tokens, text
+    /// ending inside a window.
+    #[test]
+    fn the_windowed_long_token_scan_answers_as_reading_tokens_whole(
+        text in r#"[a"\\:{} ]{0,40}"#,
+        max in 0usize..10,
+    ) {
+        prop_assert_eq!(
+            has_string_token_longer_than(text.as_bytes(), max),
+            has_long_token_read_whole(text.as_bytes(), max),
+            "{:?} max {}", text, max
+        );
+    }
+}
+
 /// JSON text for a generated tree, written in one of many styles: each choice comes from
 /// `style`, so one tree is tried with compact and spaced separators, characters raw or
 /// `\u` escaped (either case of hex), `\/`, short escapes, and numbers as written.
