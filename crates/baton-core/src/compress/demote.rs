@@ -7,7 +7,9 @@
 //! for together, in ranges on several threads (`crate::split_work`), applied afterwards in
 //! message order. Pressure demotion stays sequential: it stops as soon as the tail fits.
 
-use super::prune::{CallRef, PruneConfig, PruneOutcome, SCREENSHOT_MARKER, is_already_pruned};
+use super::prune::{
+    CallRef, PruneConfig, PruneOutcome, SCREENSHOT_MARKER, is_already_pruned, pruned_tokens,
+};
 use super::pruned::Pruned;
 use super::stubs::{stub_of_result, truncate_tool_call_args};
 use crate::message::{Content, ContentPart, Message, Role, ToolCall};
@@ -70,14 +72,18 @@ impl<'a> Demoter<'_, 'a> {
 
     /// Pass 4: when the protected tail costs more than 1.5× its budget (one huge file read can
     /// do that on its own), demote tail messages oldest first until it fits.
-    pub(super) fn relieve_tail_pressure(&self, outcome: &mut PruneOutcome<'a>, boundary: usize) {
+    /// `original` is the pass's count of the input, as [`super::prune::prune_boundary`] takes
+    /// it (empty: count everything).
+    pub(super) fn relieve_tail_pressure(
+        &self,
+        outcome: &mut PruneOutcome<'a>,
+        boundary: usize,
+        original: &[u64],
+    ) {
         let counter = self.counter;
         let soft_limit = self.config.protect_tail_tokens.saturating_mul(3) / 2;
-        let mut tail_tokens: usize = outcome
-            .messages
-            .iter()
-            .skip(boundary)
-            .map(|m| counter.count_message(m))
+        let mut tail_tokens: usize = (boundary..outcome.messages.len())
+            .map(|i| pruned_tokens(&outcome.messages, i, counter, original))
             .sum();
         if tail_tokens <= soft_limit {
             return;

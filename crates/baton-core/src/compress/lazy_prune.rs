@@ -67,7 +67,8 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
             // Pressure demotion touches only the protected tail (from the boundary on) and the
             // lazy passes only what lies before it, so running it first changes nothing.
             let mut outcome = lazy.outcome.borrow_mut();
-            lazy.demoter().relieve_tail_pressure(&mut outcome, boundary);
+            lazy.demoter()
+                .relieve_tail_pressure(&mut outcome, boundary, original);
         }
         lazy
     }
@@ -261,6 +262,51 @@ mod tests {
             .iter()
             .map(|m| RoughCounter.count_message(m) as u64)
             .collect()
+    }
+
+    /// The pass hands pruning its counts of the input; the boundary and the tail's pressure
+    /// read them instead of counting, and decide what counting decides, pressure included.
+    #[test]
+    fn the_pass_counts_give_what_counting_gives() {
+        let mut messages = session(40);
+        // A huge result late in the tail: the protected tail is over its soft limit.
+        let late = messages.len() - 6;
+        messages.insert(
+            late,
+            Message::tool("call_late", "huge output line\n".repeat(400)),
+        );
+        let original = counts(&messages);
+        let mut pressured = 0;
+        for (count, tokens) in [(1, 150), (2, 100), (0, 100), (6, 400), (3, 2_000)] {
+            let config = PruneConfig {
+                protect_tail_count: count,
+                protect_tail_tokens: tokens,
+                ..PruneConfig::default()
+            };
+            let with = LazyPrune::new(&messages, &config, &RoughCounter, &original).into_outcome();
+            let without = LazyPrune::new(&messages, &config, &RoughCounter, &[]).into_outcome();
+            assert!(
+                with.messages.iter().eq(without.messages.iter()),
+                "{config:?}"
+            );
+            assert_eq!(
+                (
+                    with.deduplicated,
+                    with.stubbed,
+                    with.args_truncated,
+                    with.media_removed
+                ),
+                (
+                    without.deduplicated,
+                    without.stubbed,
+                    without.args_truncated,
+                    without.media_removed
+                ),
+                "{config:?}"
+            );
+            pressured += usize::from(with.messages.is_changed(late));
+        }
+        assert!(pressured > 0, "no configuration demoted the late result");
     }
 
     #[test]

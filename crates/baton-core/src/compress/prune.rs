@@ -253,11 +253,8 @@ pub(super) fn prune_boundary(
     let floor = config.protect_tail_count.min(len);
     let mut spent = 0usize;
     let mut boundary = len;
-    for (index, message) in messages.iter().enumerate().rev() {
-        let tokens = match original.get(index) {
-            Some(&count) if !messages.is_changed(index) => count as usize,
-            _ => counter.count_message(message),
-        };
+    for index in (0..len).rev() {
+        let tokens = pruned_tokens(messages, index, counter, original);
         let floor_met = len - boundary >= floor;
         if floor_met && spent.saturating_add(tokens) > config.protect_tail_tokens {
             break;
@@ -266,6 +263,20 @@ pub(super) fn prune_boundary(
         boundary = index;
     }
     boundary
+}
+
+/// Tokens of message `index` as pruned so far: `original[index]` (a pass's count of the
+/// input) while pruning has not changed it, else counted.
+pub(super) fn pruned_tokens(
+    messages: &Pruned<'_>,
+    index: usize,
+    counter: &dyn TokenCounter,
+    original: &[u64],
+) -> usize {
+    match original.get(index) {
+        Some(&count) if !messages.is_changed(index) => count as usize,
+        _ => messages.get(index).map_or(0, |m| counter.count_message(m)),
+    }
 }
 
 #[cfg(test)]
