@@ -83,7 +83,9 @@ impl<'a> Demoter<'_, 'a> {
         let counter = self.counter;
         let soft_limit = self.config.protect_tail_tokens.saturating_mul(3) / 2;
         let mut tail_tokens: usize = (boundary..outcome.messages.len())
-            .map(|i| pruned_tokens(&outcome.messages, i, counter, original))
+            .map(|i| {
+                pruned_tokens(&outcome.messages, i, counter, original.get(i).copied()) as usize
+            })
             .sum();
         if tail_tokens <= soft_limit {
             return;

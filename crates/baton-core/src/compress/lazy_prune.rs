@@ -13,7 +13,8 @@
 
 use super::demote::{Demoter, may_change};
 use super::prune::{
-    CallRef, PruneConfig, PruneOutcome, deduplicate_results, prune_boundary, resolve_calls,
+    CallRef, PruneConfig, PruneOutcome, deduplicate_results, prune_boundary, pruned_tokens,
+    resolve_calls,
 };
 use super::pruned::Pruned;
 use crate::message::Message;
@@ -121,11 +122,7 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
         };
         if *slot == NOT_COUNTED {
             let outcome = self.outcome.borrow();
-            let pruned = &outcome.messages;
-            *slot = match pruned.get(index) {
-                Some(m) if pruned.is_changed(index) => self.counter.count_message(m) as u64,
-                _ => original,
-            };
+            *slot = pruned_tokens(&outcome.messages, index, self.counter, Some(original));
         }
         *slot
     }

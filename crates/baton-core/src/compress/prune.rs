@@ -254,7 +254,7 @@ pub(super) fn prune_boundary(
     let mut spent = 0usize;
     let mut boundary = len;
     for index in (0..len).rev() {
-        let tokens = pruned_tokens(messages, index, counter, original);
+        let tokens = pruned_tokens(messages, index, counter, original.get(index).copied()) as usize;
         let floor_met = len - boundary >= floor;
         if floor_met && spent.saturating_add(tokens) > config.protect_tail_tokens {
             break;
@@ -265,17 +265,19 @@ pub(super) fn prune_boundary(
     boundary
 }
 
-/// Tokens of message `index` as pruned so far: `original[index]` (a pass's count of the
-/// input) while pruning has not changed it, else counted.
+/// Tokens of message `index` as pruned so far: `original` (a pass's count of the input
+/// message, when it has one) while pruning has not changed it, else counted.
 pub(super) fn pruned_tokens(
     messages: &Pruned<'_>,
     index: usize,
     counter: &dyn TokenCounter,
-    original: &[u64],
-) -> usize {
-    match original.get(index) {
-        Some(&count) if !messages.is_changed(index) => count as usize,
-        _ => messages.get(index).map_or(0, |m| counter.count_message(m)),
+    original: Option<u64>,
+) -> u64 {
+    match original {
+        Some(count) if !messages.is_changed(index) => count,
+        _ => messages
+            .get(index)
+            .map_or(0, |m| counter.count_message(m) as u64),
     }
 }
 
