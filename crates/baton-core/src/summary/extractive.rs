@@ -21,6 +21,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 mod bullets;
+mod cue_words;
 mod section_items;
 mod span;
 
@@ -54,22 +55,6 @@ const STATEMENT_CHARS: std::ops::RangeInclusive<usize> = 8..=300;
 const NO_TASK: &str = "No user request was recorded in the compacted span.";
 const NO_GOAL: &str = "Not stated in the compacted span.";
 const REQUEST_PREFIX: &str = "User asked: ";
-
-// ASCII word boundaries: with a Unicode `\b` the regex crate leaves its fast engines on any
-// non-ASCII text, and these run on every user sentence (issue #17). The words are ASCII; only
-// one glued to a non-ASCII letter (`usé`, `使用use`) reads differently.
-static DECISION: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(?-u:\b)(let'?s|let us|use|using|don'?t|do not|we will|we'll|should|switch to|instead of|go with|decided?)(?-u:\b)|不要|改用|决定|请|使って|しないで",
-    )
-    .ok()
-});
-static CONSTRAINT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(?-u:\b)(must|never|always|only|avoid|required?|prefer)(?-u:\b)|必须|禁止|不能|必ず",
-    )
-    .ok()
-});
 
 /// Summarizes a span without any model. Never fails.
 #[derive(Debug, Clone, Copy, Default)]

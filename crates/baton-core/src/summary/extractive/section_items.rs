@@ -266,9 +266,9 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
             {
                 continue;
             }
-            let target = if matches_re(&DECISION, sentence) {
+            let target = if cue_words::DECISION.in_sentence(sentence) {
                 &mut decisions
-            } else if matches_re(&CONSTRAINT, sentence) {
+            } else if cue_words::CONSTRAINT.in_sentence(sentence) {
                 &mut constraints
             } else {
                 continue;
@@ -415,10 +415,6 @@ pub(super) fn plural(n: usize, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
-}
-
-pub(super) fn matches_re(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
-    re.as_ref().is_some_and(|r| r.is_match(text))
 }
 
 /// `s` on one line (whitespace runs collapsed), at most `max` characters with an ellipsis.
