@@ -8,8 +8,7 @@ use super::judge::{
     looks_random,
 };
 use super::near::{self, Shape};
-use super::rule::{Check, Needs, Rule};
-use regex::Captures;
+use super::rule::{Check, Found, Needs, Rule};
 use std::sync::LazyLock;
 
 /// A rule before it is built.
@@ -361,17 +360,17 @@ fn credential_patterns() -> Vec<Spec> {
     ]
 }
 
-fn always(_: &Captures<'_>, _: &str) -> bool {
+fn always(_: &Found<'_>, _: &str) -> bool {
     true
 }
 
-fn provider_key(_: &Captures<'_>, s: &str) -> bool {
+fn provider_key(_: &Found<'_>, s: &str) -> bool {
     looks_random(s)
 }
 
 /// With an explicit scheme anything token-like is a credential; without one (`Authorization:
 /// required`) the value has to look generated.
-fn authorization_value(caps: &Captures<'_>, s: &str) -> bool {
+fn authorization_value(caps: &Found<'_>, s: &str) -> bool {
     if caps.name("scheme").is_some() {
         s.len() >= 6 && is_secret_literal(s)
     } else {
@@ -381,15 +380,15 @@ fn authorization_value(caps: &Captures<'_>, s: &str) -> bool {
 
 /// A value under a secret-named key. Quoted values are literals and always count; bare ones
 /// are skipped when they are code (`api_key=os.environ[…]`, `token=get_token()`).
-fn named_value(caps: &Captures<'_>, s: &str) -> bool {
+fn named_value(caps: &Found<'_>, s: &str) -> bool {
     let Some(key) = caps.name("key") else {
         return false;
     };
-    if !is_sensitive_name(key.as_str()) {
+    if !is_sensitive_name(key) {
         return false;
     }
     if caps.name("secret").is_some() {
-        is_secret_literal(s) && !looks_like_code(s) && !s.eq_ignore_ascii_case(key.as_str())
+        is_secret_literal(s) && !looks_like_code(s) && !s.eq_ignore_ascii_case(key)
     } else {
         is_secret_literal(s)
     }
