@@ -228,6 +228,10 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
         result.messages = std::mem::take(&mut out.messages);
     }
     report(args, &resolved, &label, &doc, &results);
+    // The process ends right after this command: freeing the parsed input, the compacted
+    // conversations and the runtime piece by piece only costs time (~1.5% of compressing a
+    // real session, `perf record`), and the OS takes the memory back at exit anyway.
+    std::mem::forget((doc, compacted, results, runtime));
     Ok(())
 }
 
