@@ -13,17 +13,58 @@
 
 use crate::byte_scan::word_at;
 
+/// What a user's sentence states, by its cues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Statement {
+    Decision,
+    Constraint,
+}
+
+/// What `sentence` states: a decision when it holds a decision cue (whatever else it holds),
+/// else a constraint when it holds a constraint cue, else nothing. One pass over the bytes
+/// for both kinds: most sentences hold neither, and this runs on every user sentence.
+pub(super) fn statement_in(sentence: &str) -> Option<Statement> {
+    let text = sentence.as_bytes();
+    let mut constraint = false;
+    let mut at = 0;
+    // From word start to word start: a word's other bytes are only skipped over.
+    while at < text.len() {
+        if !is_word(text[at]) {
+            at += 1;
+            continue;
+        }
+        if DECISION.starts_at(text, at) {
+            return Some(Statement::Decision);
+        }
+        constraint = constraint || CONSTRAINT.starts_at(text, at);
+        at += 1;
+        while at < text.len() && is_word(text[at]) {
+            at += 1;
+        }
+    }
+    if !sentence.is_ascii() && DECISION.phrase_in(sentence) {
+        Some(Statement::Decision)
+    } else if constraint || (!sentence.is_ascii() && CONSTRAINT.phrase_in(sentence)) {
+        Some(Statement::Constraint)
+    } else {
+        None
+    }
+}
+
 /// The cues of one kind of statement.
-pub(super) struct Cues {
+struct Cues {
     /// Lowercase ASCII words and phrases (one space between words), matched as whole words.
     words: &'static [&'static str],
+    /// The words' first two letters: bit `second` of `openings[first]` (`a` is 0). Most word
+    /// starts are ruled out by this one test.
+    openings: [u32; 26],
     /// CJK phrases, matched anywhere (the languages have no spaces to bound words by).
     phrases: &'static [&'static str],
 }
 
 /// A choice the user made or asked for.
-pub(super) const DECISION: Cues = Cues {
-    words: &[
+const DECISION: Cues = Cues::new(
+    &[
         "let's",
         "lets",
         "let us",
@@ -41,44 +82,75 @@ pub(super) const DECISION: Cues = Cues {
         "decide",
         "decided",
     ],
-    phrases: &["不要", "改用", "决定", "请", "使って", "しないで"],
-};
+    &["不要", "改用", "决定", "请", "使って", "しないで"],
+);
 
 /// A rule the work must keep to.
-pub(super) const CONSTRAINT: Cues = Cues {
-    words: &[
+const CONSTRAINT: Cues = Cues::new(
+    &[
         "must", "never", "always", "only", "avoid", "require", "required", "prefer",
     ],
-    phrases: &["必须", "禁止", "不能", "必ず"],
-};
+    &["必须", "禁止", "不能", "必ず"],
+);
 
 impl Cues {
-    /// Whether `sentence` holds one of the cues.
-    pub(super) fn in_sentence(&self, sentence: &str) -> bool {
-        let text = sentence.as_bytes();
-        let word_starts =
-            (0..text.len()).filter(|&i| is_word(text[i]) && (i == 0 || !is_word(text[i - 1])));
-        for start in word_starts {
-            let first = text[start].to_ascii_lowercase();
-            let ends_a_word = |end: usize| text.get(end).is_none_or(|&b| !is_word(b));
-            let found = self
-                .words
-                .iter()
-                .filter(|w| w.as_bytes().first() == Some(&first))
-                .filter_map(|w| word_at(text, start, w.as_bytes()))
-                .any(ends_a_word);
-            if found {
-                return true;
-            }
+    const fn new(words: &'static [&'static str], phrases: &'static [&'static str]) -> Self {
+        let mut openings = [0; 26];
+        let mut i = 0;
+        while i < words.len() {
+            // Every word starts with two lowercase letters (`every_cue_opens_with_two_letters`).
+            let w = words[i].as_bytes();
+            openings[(w[0] - b'a') as usize] |= 1 << (w[1] - b'a');
+            i += 1;
         }
-        !sentence.is_ascii() && self.phrases.iter().any(|p| sentence.contains(p))
+        Cues {
+            words,
+            openings,
+            phrases,
+        }
+    }
+
+    /// Whether one of the words starts at `at` (a word start) and ends a word there.
+    fn starts_at(&self, text: &[u8], at: usize) -> bool {
+        let letter = |i: usize| {
+            text.get(i)
+                .filter(|b| b.is_ascii_alphabetic())
+                .map(|b| b.to_ascii_lowercase() - b'a')
+        };
+        let (Some(first), Some(second)) = (letter(at), letter(at + 1)) else {
+            return false;
+        };
+        if self.openings[first as usize] & (1 << second) == 0 {
+            return false;
+        }
+        let ends_a_word = |end: usize| text.get(end).is_none_or(|&b| !is_word(b));
+        self.words
+            .iter()
+            .filter_map(|w| word_at(text, at, w.as_bytes()))
+            .any(ends_a_word)
+    }
+
+    fn phrase_in(&self, sentence: &str) -> bool {
+        self.phrases.iter().any(|p| sentence.contains(p))
     }
 }
 
 /// A byte of a word for an ASCII word boundary (`(?-u:\b)`).
 fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+    WORD_BYTES[b as usize]
 }
+
+/// [`is_word`] by table: one load per byte of a sentence.
+const WORD_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -166,27 +238,38 @@ mod tests {
             pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..8)
         ) {
             let sentence = pieces.concat();
-            prop_assert_eq!(
-                DECISION.in_sentence(&sentence),
-                DECISION_REGEX.is_match(&sentence),
-                "decision in {:?}", sentence
-            );
-            prop_assert_eq!(
-                CONSTRAINT.in_sentence(&sentence),
-                CONSTRAINT_REGEX.is_match(&sentence),
-                "constraint in {:?}", sentence
-            );
+            let expected = if DECISION_REGEX.is_match(&sentence) {
+                Some(Statement::Decision)
+            } else if CONSTRAINT_REGEX.is_match(&sentence) {
+                Some(Statement::Constraint)
+            } else {
+                None
+            };
+            prop_assert_eq!(statement_in(&sentence), expected, "in {:?}", sentence);
+        }
+    }
+
+    /// What `Cues::new` builds its table from.
+    #[test]
+    fn every_cue_opens_with_two_letters() {
+        for w in DECISION.words.iter().chain(CONSTRAINT.words) {
+            assert!(w.bytes().take(2).all(|b| b.is_ascii_lowercase()), "{w}");
         }
     }
 
     #[test]
     fn cues_are_whole_words() {
-        assert!(DECISION.in_sentence("Let's use tokio here."));
-        assert!(DECISION.in_sentence("we'll switch to sqlx"));
-        assert!(!DECISION.in_sentence("the user_id is reused; decidedly odd"));
-        assert!(CONSTRAINT.in_sentence("Tests MUST pass."));
-        assert!(!CONSTRAINT.in_sentence("mustard is preferred"));
-        assert!(CONSTRAINT.in_sentence("测试必须通过"));
-        assert!(DECISION.in_sentence("改用 tokio"));
+        use Statement::{Constraint, Decision};
+        assert_eq!(statement_in("Let's use tokio here."), Some(Decision));
+        assert_eq!(statement_in("we'll switch to sqlx"), Some(Decision));
+        assert_eq!(statement_in("the user_id is reused; decidedly odd"), None);
+        assert_eq!(statement_in("Tests MUST pass."), Some(Constraint));
+        assert_eq!(
+            statement_in("Tests must pass, so use nextest."),
+            Some(Decision)
+        );
+        assert_eq!(statement_in("mustard is preferred"), None);
+        assert_eq!(statement_in("测试必须通过"), Some(Constraint));
+        assert_eq!(statement_in("必须改用 tokio"), Some(Decision));
     }
 }

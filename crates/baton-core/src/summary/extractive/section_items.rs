@@ -266,12 +266,10 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
             {
                 continue;
             }
-            let target = if cue_words::DECISION.in_sentence(sentence) {
-                &mut decisions
-            } else if cue_words::CONSTRAINT.in_sentence(sentence) {
-                &mut constraints
-            } else {
-                continue;
+            let target = match cue_words::statement_in(sentence) {
+                Some(cue_words::Statement::Decision) => &mut decisions,
+                Some(cue_words::Statement::Constraint) => &mut constraints,
+                None => continue,
             };
             target.push(one_line(sentence, LINE_MAX_CHARS));
         }
