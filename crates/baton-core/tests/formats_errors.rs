@@ -72,6 +72,18 @@ fn bad_message_in_a_records_file_names_the_line() {
 }
 
 #[test]
+fn a_file_that_is_not_utf8_names_the_file_and_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.jsonl");
+    let mut bytes = br#"{"role":"user","content":"caf"#.to_vec();
+    bytes.extend([0xE9, b'"', b'}', b'\n']);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = load_file(&path, None).unwrap_err().to_string();
+    assert!(err.contains("latin1.jsonl"), "{err}");
+    assert!(err.contains("byte 29"), "{err}");
+}
+
+#[test]
 fn missing_file_is_an_io_error_naming_the_path() {
     let err = load_file(std::path::Path::new("/nonexistent/x.json"), None).unwrap_err();
     assert!(err.to_string().contains("/nonexistent/x.json"), "{err}");
