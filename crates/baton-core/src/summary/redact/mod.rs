@@ -223,6 +223,19 @@ fn redact_in_place(s: &mut String) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    /// An assistant message with `text` and `key` in a call's arguments and in its reasoning.
+    fn everywhere(key: &str, text: &str) -> Message {
+        let mut m = Message::assistant(text);
+        m.tool_calls = Some(vec![crate::message::ToolCall::function(
+            "c",
+            "Bash",
+            format!(r#"{{"command":"curl -H 'Authorization: Bearer {key}' x"}}"#),
+        )]);
+        m.reasoning
+            .insert("reasoning".into(), Value::String(format!("use {key}")));
+        m
+    }
+
     #[test]
     fn a_view_stays_borrowed_unless_it_holds_a_secret() {
         let clean = Message::tool("c", "cargo test: 12 passed, token count 4096");
@@ -238,6 +251,8 @@ mod tests {
                 "Bash",
                 format!(r#"{{"command":"export OPENAI_API_KEY={key}"}}"#),
             )]),
+            everywhere(key, &format!("run it with {key}")),
+            everywhere(key, "running the tests"),
         ] {
             let view = redact_view(Cow::Borrowed(&holder));
             assert!(matches!(view, Cow::Owned(_)), "{holder:?}");
