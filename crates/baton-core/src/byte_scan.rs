@@ -1,5 +1,5 @@
-//! Byte-level reading for the hand-written recognizers (exit reports, match counts, what
-//! surrounds a redaction literal): they read a few ASCII bytes around a literal hit instead of
+//! Byte-level reading for the hand-written recognizers (exit reports, match counts, failure
+//! lines, summary cue words, what surrounds a redaction literal): they read a few ASCII bytes around a literal hit instead of
 //! compiling a regex for it. And skipping a JSON string in text held whole (cutting tool-call
 //! arguments, minifying dataset records).
 
@@ -16,6 +16,17 @@ pub(crate) fn skip_while(text: &[u8], mut at: usize, keep: impl Fn(u8) -> bool) 
 pub(crate) fn word_at(text: &[u8], at: usize, word: &[u8]) -> Option<usize> {
     let end = at.checked_add(word.len())?;
     text.get(at..end)?.eq_ignore_ascii_case(word).then_some(end)
+}
+
+/// A byte of a word, as an ASCII word boundary (`(?-u:\b)`) sees it: letter, digit or `_`.
+pub(crate) fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The index after `word` when `text` continues with it at `at` ([`word_at`]) and the word
+/// ends there (no word byte follows).
+pub(crate) fn whole_word_at(text: &[u8], at: usize, word: &[u8]) -> Option<usize> {
+    word_at(text, at, word).filter(|&end| text.get(end).is_none_or(|&b| !is_word_byte(b)))
 }
 
 /// The index of the quote that closes the JSON string whose text starts at `at` (escapes

@@ -7,7 +7,7 @@
 //! every process and scanned every byte of every result's start (issue #17). Letters compare
 //! ASCII case-insensitively and words end at an ASCII word boundary.
 
-use crate::byte_scan::word_at;
+use crate::byte_scan::{whole_word_at, word_at};
 use memchr::memmem::Finder;
 use std::sync::LazyLock;
 
@@ -79,12 +79,9 @@ fn starts_like_an_error(line: &[u8]) -> bool {
         return false;
     }
     starts(TRACEBACK)
-        || LINE_WORDS.iter().any(|word| {
-            starts(word)
-                && line
-                    .get(word.len())
-                    .is_none_or(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
-        })
+        || LINE_WORDS
+            .iter()
+            .any(|word| whole_word_at(line, 0, word).is_some())
 }
 
 /// Claude Code wraps tool failures in `<tool_use_error>`, which word-boundary searches miss.

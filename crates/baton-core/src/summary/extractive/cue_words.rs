@@ -11,7 +11,7 @@
 //! `(?-u:\b)` were; their Unicode case folding also let `ſ` (long s) stand for `s`, which this
 //! does not follow.
 
-use crate::byte_scan::word_at;
+use crate::byte_scan::{is_word_byte as is_word, whole_word_at};
 
 /// What a user's sentence states, by its cues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,34 +123,15 @@ impl Cues {
         if self.openings[first as usize] & (1 << second) == 0 {
             return false;
         }
-        let ends_a_word = |end: usize| text.get(end).is_none_or(|&b| !is_word(b));
         self.words
             .iter()
-            .filter_map(|w| word_at(text, at, w.as_bytes()))
-            .any(ends_a_word)
+            .any(|w| whole_word_at(text, at, w.as_bytes()).is_some())
     }
 
     fn phrase_in(&self, sentence: &str) -> bool {
         self.phrases.iter().any(|p| sentence.contains(p))
     }
 }
-
-/// A byte of a word for an ASCII word boundary (`(?-u:\b)`).
-fn is_word(b: u8) -> bool {
-    WORD_BYTES[b as usize]
-}
-
-/// [`is_word`] by table: one load per byte of a sentence.
-const WORD_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || c == b'_';
-        b += 1;
-    }
-    table
-};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -12,7 +12,7 @@
 //! from the rule's own pattern. Bytes are compared as ASCII, like the literals (Unicode case
 //! folding, `ſ` for `s` and `K` for `k`, is not followed, as before).
 
-use crate::byte_scan::{skip_while, word_at};
+use crate::byte_scan::{is_word_byte as is_word, skip_while, word_at};
 use std::sync::LazyLock;
 
 /// Decides, from the whole text and the byte range of one literal occurrence, whether the
@@ -21,11 +21,6 @@ pub(super) type Near = fn(&[u8], usize, usize) -> bool;
 
 /// Decides whether a text has the byte shape of a key format with no fixed literal.
 pub(super) type Shape = fn(&[u8]) -> bool;
-
-/// A byte of a word for `(?-u:\b)`.
-fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
 
 /// A byte of a variable, key or flag name (the rules' `NAME`).
 fn is_name(b: u8) -> bool {
