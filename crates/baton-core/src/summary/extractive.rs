@@ -8,7 +8,7 @@
 //! hash-map order), so the same span always produces byte-identical text.
 
 use crate::message::{Message, Role};
-use crate::split_work::in_ranges;
+use crate::split_work::{self, in_ranges};
 use crate::summary::failure_report;
 use crate::summary::ledger::{self, PairedCall, TaskLedger};
 use crate::summary::sections::{self, section_body};
@@ -112,22 +112,39 @@ impl Draft {
         let span = Span::new(input.turns, input.actions);
         let focus = focus_terms(input.focus_topic);
         let prev = input.previous_summary;
-        let (constraints, decisions) = user_statements(&span, prev);
-        let (resolved, pending) = questions(&span, prev, input.ledger);
-        let blocked = blockers(&span, input.ledger);
+        // The sections reading the user's words (sentence by sentence) and those reading the
+        // tool calls share nothing but the span: on a long span the first group runs on
+        // another thread (`synth_10k`: each group is about a third of the summary).
+        let (((constraints, decisions), (resolved, pending)), (blocked, actions, files)) =
+            split_work::both(
+                input.turns.len(),
+                || {
+                    (
+                        user_statements(&span, prev),
+                        questions(&span, prev, input.ledger),
+                    )
+                },
+                || {
+                    (
+                        blockers(&span, input.ledger),
+                        actions(&span, prev, &focus),
+                        relevant_files(input.ledger, &span),
+                    )
+                },
+            );
         let remaining = remaining_work(&pending, &blocked);
         Draft {
             active_task: active_task(input.ledger, &span, prev),
             goal: goal(&span, prev, input.first_request),
             constraints,
-            actions: actions(&span, prev, &focus),
+            actions,
             active_state: active_state(input.ledger, &span),
             in_progress: in_progress(&span),
             blocked,
             decisions,
             resolved,
             pending,
-            files: relevant_files(input.ledger, &span),
+            files,
             remaining,
             critical: critical_context(&span, input.focus_topic, &focus),
             ledger: input.ledger.render(),
@@ -332,6 +349,35 @@ mod tests {
         let files = body(&out, sections::RELEVANT_FILES);
         assert!(
             files.starts_with("- src/parser.rs (read, modified)\n- tests/parser.rs (modified)")
+        );
+    }
+
+    /// On a long span the sections reading the user's words run on another thread beside
+    /// those reading the tool calls (`split_work::both`); the summary is the one a short span
+    /// with the same requests and calls gives.
+    #[test]
+    fn a_long_span_summarized_on_two_threads_says_what_the_short_one_says() {
+        let turns = transcript();
+        let mut long: Vec<Message> = (0..crate::split_work::SPLIT_FROM_ITEMS)
+            .map(|_| Message::assistant("Working."))
+            .collect();
+        long.extend(turns.iter().cloned());
+        let short = summarize(&turns, &observed(&turns), None, 10_000);
+        let out = summarize(&long, &observed(&long), None, 10_000);
+        for heading in [
+            sections::CONSTRAINTS,
+            sections::KEY_DECISIONS,
+            sections::RESOLVED_QUESTIONS,
+            sections::PENDING_USER_ASKS,
+            sections::BLOCKED,
+            sections::COMPLETED_ACTIONS,
+            sections::RELEVANT_FILES,
+        ] {
+            assert_eq!(body(&out, heading), body(&short, heading), "{heading}");
+        }
+        assert_eq!(
+            body(&out, sections::CONSTRAINTS),
+            "- You must not add dependencies."
         );
     }
 

@@ -255,7 +255,7 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
     let sources = span
         .requests
         .iter()
-        .zip(&span.request_sentences)
+        .zip(span.request_sentences())
         .filter(|((_, t), _)| t.chars().count() <= STATEMENT_SOURCE_MAX_CHARS);
     for (_, sentences) in sources {
         for sentence in sentences {
@@ -295,7 +295,7 @@ pub(super) fn questions(
 ) -> (Bullets, Bullets) {
     let mut resolved = Distinct::from_items(carried_bullets(prev, sections::RESOLVED_QUESTIONS));
     let mut pending = Distinct::default();
-    for ((i, _), sentences) in span.requests.iter().zip(&span.request_sentences) {
+    for ((i, _), sentences) in span.requests.iter().zip(span.request_sentences()) {
         for q in ledger::questions_among(sentences) {
             let q = one_line(&q, LINE_MAX_CHARS);
             match span.reply_after(*i) {

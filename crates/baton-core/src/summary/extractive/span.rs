@@ -10,9 +10,9 @@ pub(super) struct Span<'a> {
     pub(super) turns: &'a [&'a Message],
     /// Real user requests: position and text.
     pub(super) requests: Vec<(usize, String)>,
-    /// The sentences of each request (as `requests`): split once for the questions and the
-    /// user's statements.
-    pub(super) request_sentences: Vec<Vec<String>>,
+    /// The sentences of each request (as `requests`): split once, on first use, for the
+    /// questions and the user's statements (see [`Span::request_sentences`]).
+    request_sentences: std::sync::OnceLock<Vec<Vec<String>>>,
     /// Positions of assistant messages with text.
     pub(super) replies: Vec<usize>,
     pub(super) calls: Vec<Call<'a>>,
@@ -51,11 +51,23 @@ impl<'a> Span<'a> {
             .collect();
         Span {
             turns,
-            request_sentences: requests.iter().map(|(_, text)| sentences(text)).collect(),
+            request_sentences: std::sync::OnceLock::new(),
             requests,
             replies: positions(ledger::is_reply).map(|(i, _)| i).collect(),
             calls,
         }
+    }
+
+    /// The sentences of each request (as `requests`). Split on first use, not in `new`: only
+    /// the sections that read the user's words need them, and on a long span those run on
+    /// another thread beside the others (`Draft::build`).
+    pub(super) fn request_sentences(&self) -> &[Vec<String>] {
+        self.request_sentences.get_or_init(|| {
+            self.requests
+                .iter()
+                .map(|(_, text)| sentences(text))
+                .collect()
+        })
     }
 
     /// The first assistant text after position `i`.
