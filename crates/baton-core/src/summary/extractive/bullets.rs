@@ -6,11 +6,13 @@ use super::*;
 
 /// Items in the order first seen, each once: what a section lists before it is capped. A
 /// long span's requests give thousands of candidate lines, and a scan of the list per line
-/// (the former `push_unique`) was quadratic.
+/// (the former `push_unique`) was quadratic. The set hashes with `FxHash`: the lines are the
+/// user's own words, not chosen to collide, and SipHash was 1.9% of `synth_10k`'s pass here
+/// and in the blockers' set.
 #[derive(Default)]
 pub(super) struct Distinct {
     items: Vec<String>,
-    seen: std::collections::HashSet<String>,
+    seen: rustc_hash::FxHashSet<String>,
 }
 
 impl Distinct {

@@ -221,7 +221,7 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     .into_iter()
     .flatten()
     .collect();
-    let mut succeeded_later: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut succeeded_later = rustc_hash::FxHashSet::<&str>::default();
     let mut items: Vec<String> = Vec::new();
     for (call, (label, failed)) in span.calls.iter().zip(&judged).rev() {
         if *failed {
