@@ -18,7 +18,7 @@ mod match_count;
 pub use super::argument_cut::{ARGS_TRUNCATION_MARKER, truncate_tool_call_args};
 
 use crate::tool_action::{ActionTable, ToolAction, exit_code};
-use crate::truncate::group_digits;
+use crate::truncate::{Grouped, group_digits, grouped};
 use match_count::match_count;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -124,12 +124,12 @@ impl<'t> ResultShape<'t> {
         })
     }
 
-    fn chars_label(&self) -> String {
-        group_digits(self.chars)
+    fn chars_label(&self) -> Grouped {
+        grouped(self.chars)
     }
 
-    fn lines_label(&self) -> String {
-        group_digits(self.lines())
+    fn lines_label(&self) -> Grouped {
+        grouped(self.lines())
     }
 }
 
@@ -329,7 +329,7 @@ fn search_stub(pattern: &str, path: Option<&str>, content: &str, shape: &ResultS
         return format!("listed {place} ({} lines)", shape.lines_label());
     }
     let found = match match_count(content) {
-        Some(n) => format!("{} matches", group_digits(n)),
+        Some(n) => format!("{} matches", grouped(n)),
         None => format!("{} lines", shape.lines_label()),
     };
     format!(

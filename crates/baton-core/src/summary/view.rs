@@ -9,7 +9,7 @@
 //! (and redacted) or wholly dropped, never half-kept.
 
 use crate::message::{Content, Message};
-use crate::truncate::{char_count, group_digits};
+use crate::truncate::{char_count, grouped};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -95,8 +95,8 @@ pub fn text_view(text: &str, limits: ViewLimits) -> Cow<'_, str> {
     Cow::Owned(format!(
         "{}{MARKER_OPEN}{}{MARKER_LINES}{}{MARKER_CLOSE}{}",
         &text[..head_end],
-        group_digits(lines),
-        group_digits(chars),
+        grouped(lines),
+        grouped(chars),
         &text[tail_start..]
     ))
 }
