@@ -125,20 +125,18 @@ pub(super) type CallRef = (usize, usize);
 /// matched to those calls in order.
 pub(super) fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
     let mut resolved = vec![None; messages.len()];
-    // id → (calls with that id in the latest assistant message holding it, results matched so far)
-    let mut latest: FxHashMap<&str, (Vec<CallRef>, usize)> = FxHashMap::default();
+    // id → the calls with that id in the latest assistant message holding it
+    let mut latest: FxHashMap<&str, SameId> = FxHashMap::default();
     for (index, message) in messages.iter().enumerate() {
         match message.role {
             Role::Assistant if message.has_tool_calls() => {
                 for (position, call) in message.calls().iter().enumerate() {
                     match latest.get_mut(call.id.as_str()) {
                         // The id again in this same message: its results match in order.
-                        Some((refs, _)) if refs.first().is_some_and(|r| r.0 == index) => {
-                            refs.push((index, position));
-                        }
+                        Some(same) if same.first.0 == index => same.more.push((index, position)),
                         // A newer message holding the id replaces an older one.
                         _ => {
-                            latest.insert(call.id.as_str(), (vec![(index, position)], 0));
+                            latest.insert(call.id.as_str(), SameId::new((index, position)));
                         }
                     }
                 }
@@ -147,16 +145,45 @@ pub(super) fn resolve_calls(messages: &[Message]) -> Vec<Option<CallRef>> {
                 let Some(id) = message.tool_call_id.as_deref() else {
                     continue;
                 };
-                if let Some((refs, matched)) = latest.get_mut(id) {
-                    let pick = (*matched).min(refs.len().saturating_sub(1));
-                    resolved[index] = refs.get(pick).copied();
-                    *matched += 1;
+                if let Some(same) = latest.get_mut(id) {
+                    resolved[index] = Some(same.next_match());
                 }
             }
             _ => {}
         }
     }
     resolved
+}
+
+/// The calls one assistant message made under one id, and how many results were matched to
+/// them. The first call is held inline: an id almost always names one call, and a vector per
+/// call was one allocation per call of the conversation.
+struct SameId {
+    first: CallRef,
+    /// Later calls of the same message with the same id (rare).
+    more: Vec<CallRef>,
+    matched: usize,
+}
+
+impl SameId {
+    fn new(first: CallRef) -> Self {
+        SameId {
+            first,
+            more: Vec::new(),
+            matched: 0,
+        }
+    }
+
+    /// The call the next result with this id answers: the calls in order, then the last one
+    /// for any further results.
+    fn next_match(&mut self) -> CallRef {
+        let pick = self.matched.min(self.more.len());
+        self.matched += 1;
+        match pick {
+            0 => self.first,
+            k => self.more[k - 1],
+        }
+    }
 }
 
 /// Pass 1: older copies of identical large results become [`DUPLICATE_MARKER`]. Returns how
@@ -168,21 +195,29 @@ pub(super) fn deduplicate_results(pruned: &mut Pruned<'_>) -> usize {
     // that key. Hashing every byte of every result cost more than the rest of a pass on long
     // sessions; the key narrows candidates and a full comparison decides, so different results
     // are never merged.
-    let mut newest: FxHashMap<(usize, u64), Vec<usize>> = FxHashMap::default();
+    // The first copy with a key is held inline (most keys have one): a vector per key was one
+    // allocation per candidate result.
+    let mut newest: FxHashMap<(usize, u64), (usize, Vec<usize>)> = FxHashMap::default();
     let mut replaced = 0;
     for index in (0..messages.len()).rev() {
         let Some(text) = dedup_candidate(&messages[index]) else {
             continue;
         };
-        let copies = newest.entry(dedup_key(&text)).or_default();
-        let repeated = copies
-            .iter()
+        let (first, more) = match newest.entry(dedup_key(&text)) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert((index, Vec::new()));
+                continue;
+            }
+            std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
+        };
+        let repeated = std::iter::once(&*first)
+            .chain(more.iter())
             .any(|&kept| dedup_candidate(&messages[kept]).as_deref() == Some(text.as_ref()));
         if repeated {
             pruned.set_content(index, Content::Text(DUPLICATE_MARKER.to_string()));
             replaced += 1;
         } else {
-            copies.push(index);
+            more.push(index);
         }
     }
     replaced
@@ -379,6 +414,25 @@ mod tests {
         assert_eq!(out.messages[2].text(), DUPLICATE_MARKER);
         assert_eq!(out.messages[4].text(), DUPLICATE_MARKER);
         assert_eq!(out.messages[6].text(), big);
+    }
+
+    /// Results whose cheap keys collide (same length, same first and last 64 bytes) but
+    /// differ inside: each is compared in full, and an older copy of the second one kept is
+    /// still found.
+    #[test]
+    fn dedup_compares_every_kept_result_under_a_colliding_key() {
+        let (edge, middle) = ("e".repeat(80), |c: &str| c.repeat(100));
+        let result = |c: &str| format!("{edge}{}{edge}", middle(c));
+        let mut messages = vec![Message::user("go")];
+        for (id, c) in [("a", "y"), ("b", "y"), ("c", "x")] {
+            messages.push(call(id, "Read", r#"{"file_path":"x.rs"}"#));
+            messages.push(Message::tool(id, result(c)));
+        }
+        let out = prune(&messages, &count_mode(100));
+        assert_eq!(out.deduplicated, 1);
+        assert_eq!(out.messages[2].text(), DUPLICATE_MARKER);
+        assert_eq!(out.messages[4].text(), result("y"));
+        assert_eq!(out.messages[6].text(), result("x"));
     }
 
     #[test]
