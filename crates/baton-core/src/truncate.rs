@@ -124,7 +124,8 @@ pub struct Grouped(i128);
 
 impl fmt::Display for Grouped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Written from the right: the 39 digits of `u128::MAX`, 12 commas and a sign fit.
+        // Written from the right: the 39 digits of `i128::MIN`'s magnitude, 12 commas and a
+        // sign fit.
         let mut buf = [0u8; 52];
         let mut at = buf.len();
         let mut rest = self.0.unsigned_abs();
@@ -146,8 +147,9 @@ impl fmt::Display for Grouped {
             at -= 1;
             buf[at] = b'-';
         }
-        // Only ASCII digits, commas and a minus sign were written.
-        f.write_str(std::str::from_utf8(&buf[at..]).map_err(|_| fmt::Error)?)
+        // Only ASCII digits, commas and a minus sign were written. `pad`, so a width or an
+        // alignment applies as it did to the string.
+        f.pad(std::str::from_utf8(&buf[at..]).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -373,6 +375,7 @@ mod tests {
             grouped(u128::MAX).to_string(),
             "170,141,183,460,469,231,731,687,303,715,884,105,727"
         );
+        assert_eq!(format!("[{:>7}]", grouped(1234)), "[  1,234]");
     }
 
     #[test]
