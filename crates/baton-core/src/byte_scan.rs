@@ -1,6 +1,6 @@
 //! Byte-level reading for the hand-written recognizers (exit reports, match counts, failure
-//! lines, summary cue words, what surrounds a redaction literal): they read a few ASCII bytes around a literal hit instead of
-//! compiling a regex for it. And skipping a JSON string in text held whole (cutting tool-call
+//! lines, summary cue words, what surrounds a redaction literal): they read a few ASCII bytes
+//! around a literal hit instead of compiling a regex for it. And skipping a JSON string in text held whole (cutting tool-call
 //! arguments, minifying dataset records).
 
 /// The index of the first byte at or after `at` that `keep` rejects (`text.len()` if none).

@@ -26,6 +26,7 @@ use crate::message::{Content, ContentPart, Message, Role};
 use crate::tokens::TokenCounter;
 use crate::tool_action::ActionTable;
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// Replaces an older copy of a result that appears again later, word for word.
 pub const DUPLICATE_MARKER: &str = "[Duplicate tool output — same content as a more recent call]";
@@ -204,11 +205,11 @@ pub(super) fn deduplicate_results(pruned: &mut Pruned<'_>) -> usize {
             continue;
         };
         let (first, more) = match newest.entry(dedup_key(&text)) {
-            std::collections::hash_map::Entry::Vacant(slot) => {
+            Entry::Vacant(slot) => {
                 slot.insert((index, Vec::new()));
                 continue;
             }
-            std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
+            Entry::Occupied(slot) => slot.into_mut(),
         };
         let repeated = std::iter::once(&*first)
             .chain(more.iter())

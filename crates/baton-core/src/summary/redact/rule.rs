@@ -76,8 +76,8 @@ impl Rule {
     /// Compiled without the engine's own literal prefilter (what `regex::Regex` adds): the
     /// rule only runs on a text the literal scan and its surroundings check admitted, and
     /// extracting every case variant of a rule's words as prefilter literals was half of
-    /// compiling one (the `NAME=value` rule's 351 → 161 µs, the spoken-password rule's 473 → 138 µs);
-    /// the compile is paid in the process that first needs the rule (issue #17). Matches are
+    /// compiling one (the `NAME=value` rule's 351 → 161 µs, the spoken-password rule's
+    /// 473 → 138 µs); the compile is paid in the process that first needs the rule (issue #17). Matches are
     /// the same: a prefilter only skips ahead to where a match may start.
     pub(super) fn regex(&self) -> Option<&Regex> {
         self.regex
