@@ -8,12 +8,15 @@
 #  - time: GNU time (/usr/bin/time -f %M), with which baton-cli/tests/memory_bound.rs measures
 #    the peak memory of `tokens` and `compress` on a file of 200,000 tiny messages.
 #  - script (bsdutils, essential on Debian): the pseudo-terminal of cli_chat's confirmation test.
+#  - strace: baton-cli/tests/cli_output_durability.rs checks which writes are flushed (`fsync`)
+#    before their rename.
 set -euo pipefail
 
 missing=()
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 [ -x /usr/bin/time ] || missing+=(time)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
+command -v strace >/dev/null 2>&1 || missing+=(strace)
 
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"

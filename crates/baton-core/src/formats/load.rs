@@ -432,7 +432,7 @@ fn record_as_written(dialect: Dialect, value: Value) -> Result<Conversation, For
 /// was, and so that writing never replaces something that is not a plain file:
 ///
 /// - a regular file (or a new one) is replaced atomically: temporary file in the same folder,
-///   fsync, rename;
+///   fsync when it replaces a file the user had (see the comment there), rename;
 /// - a symlink stays a symlink: the file it names is replaced that way (or created);
 /// - anything else (`/dev/null`, a FIFO, a terminal, `/dev/stdout` and other links to a
 ///   process's descriptors under `/proc`) is opened and written through. A rename there would
@@ -554,14 +554,21 @@ fn replace_file(path: &Path, file: &Path, text: &str) -> Result<(), LoadError> {
     let mut tmp = builder
         .tempfile_in(dir)
         .map_err(io("create a temporary file"))?;
-    if let Ok(existing) = std::fs::metadata(file)
-        && existing.is_file()
-    {
+    let existing = std::fs::metadata(file).ok().filter(|m| m.is_file());
+    if let Some(existing) = &existing {
         std::fs::set_permissions(tmp.path(), existing.permissions())
             .map_err(io("copy the permissions of"))?;
     }
     tmp.write_all(text.as_bytes()).map_err(io("write"))?;
-    tmp.as_file().sync_all().map_err(io("sync"))?;
+    // The rename is atomic either way: a killed process leaves the old file or the new one,
+    // never half of one. What `fsync` adds is surviving a power loss or kernel crash, after
+    // which a rename that reached the disk before the data leaves an empty file. That loses
+    // something only when a file was there: a new file is at worst missing or empty, and the
+    // command is run again. The flush was 0.4–0.9 ms of a 5 ms `baton compress` to ext4 here,
+    // the largest part of such a process not spent computing (issue #17).
+    if existing.is_some() {
+        tmp.as_file().sync_all().map_err(io("sync"))?;
+    }
     tmp.persist(file).map_err(|e| io("replace")(e.error))?;
     Ok(())
 }
