@@ -8,6 +8,8 @@ use super::near::{Near, Shape};
 use super::occurrences::Occurrences;
 use super::rule::{Needs, Rule};
 use super::rules::RULES;
+use super::scan_prefixes::SCAN_PREFIXES;
+use super::scan_table::scan_table;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::LazyLock;
@@ -141,10 +143,10 @@ struct LiteralRules {
 /// The automaton holds the literals' first [`PREFIX_BYTES`] bytes, and the rest of a literal is
 /// compared where its prefix is found. Every occurrence of a literal starts with an occurrence
 /// of its prefix, so the scan finds exactly the literals a whole-literal automaton finds. The
-/// point is the automaton's construction, paid once per process: the 95 whole literals made a
-/// 236 KB DFA, building it was ~3% of compacting a real session (`perf record`), and the 80
-/// prefixes make an 88 KB one; short `baton compress --force` processes got 2–3% faster, and
-/// long scans no slower (issue #17).
+/// point is the automaton's size: the 95 whole literals made a 236 KB DFA, the 80 prefixes an
+/// 88 KB one (as `aho-corasick` builds it; short `baton compress --force` processes got 2–3%
+/// faster, and long scans no slower). The prefixes' automaton is now built by the build script
+/// into 12 KB of static tables (`scan_table.rs`), so a process builds nothing (issue #17).
 struct LiteralIndex {
     /// One pattern per distinct (lowercase) literal prefix.
     prefixes: Occurrences,
@@ -159,6 +161,11 @@ struct LiteralIndex {
 
 /// Bytes of each literal the scan's automaton holds (see [`LiteralIndex`]).
 const PREFIX_BYTES: usize = 3;
+
+/// The part of `literal` the scan's automaton holds.
+fn literal_prefix(literal: &'static str) -> &'static str {
+    &literal[..literal.floor_char_boundary(PREFIX_BYTES)]
+}
 
 /// Distinct literals in the order first seen, with what each admits.
 #[derive(Default)]
@@ -206,10 +213,13 @@ static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
     for hint in KEY_HINTS {
         table.entry(hint).key_hint = true;
     }
-    let mut prefix_list: Vec<&'static str> = Vec::new();
-    let mut by_prefix: Vec<Vec<usize>> = Vec::new();
+    // The prefixes the build script made the automaton of, in its pattern order; a literal
+    // whose prefix is missing there (a rule changed, `scan_prefixes_are_those_of_the_rules`
+    // fails) gets it appended, and the automaton is then built here instead.
+    let mut prefix_list: Vec<&'static str> = SCAN_PREFIXES.to_vec();
+    let mut by_prefix: Vec<Vec<usize>> = vec![Vec::new(); prefix_list.len()];
     for (at, literal) in table.literals.iter().enumerate() {
-        let prefix = &literal[..literal.floor_char_boundary(PREFIX_BYTES)];
+        let prefix = literal_prefix(literal);
         match prefix_list.iter().position(|p| *p == prefix) {
             Some(p) => by_prefix[p].push(at),
             None => {
@@ -218,7 +228,11 @@ static INDEX: LazyLock<Option<LiteralIndex>> = LazyLock::new(|| {
             }
         }
     }
-    let prefixes = Occurrences::new(&prefix_list)?;
+    let prefixes = if prefix_list.len() == SCAN_PREFIXES.len() {
+        Occurrences::from_table(scan_table())?
+    } else {
+        Occurrences::new(&prefix_list)?
+    };
     Some(LiteralIndex {
         prefixes,
         by_prefix,
@@ -252,6 +266,52 @@ mod tests {
         assert!(!candidates(&format!("token github_pa {key}")).contains(github));
         assert!(!candidates(&format!("token gith_pat_{key}")).contains(github));
         assert!(!candidates("the end: github_pa").contains(github));
+    }
+
+    /// The build script makes the scan's automaton of `SCAN_PREFIXES`; they must be the
+    /// prefixes of the rules' literals and key hints, each once.
+    #[test]
+    fn scan_prefixes_are_those_of_the_rules() {
+        let mut derived: Vec<&str> = Vec::new();
+        let literals = RULES
+            .iter()
+            .flat_map(|rule| rule.needs.literals().iter().copied())
+            .chain(KEY_HINTS);
+        for literal in literals {
+            let prefix = literal_prefix(literal);
+            if !derived.contains(&prefix) {
+                derived.push(prefix);
+            }
+        }
+        let mut listed = SCAN_PREFIXES.to_vec();
+        listed.sort_unstable();
+        listed.dedup();
+        assert_eq!(listed.len(), SCAN_PREFIXES.len(), "a prefix listed twice");
+        let mut sorted = derived.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            listed, sorted,
+            "scan_prefixes.rs must list the rules' literal prefixes; paste:\n{derived:?}"
+        );
+    }
+
+    /// What the scan runs on is the build script's automaton, not one built at start-up.
+    #[test]
+    fn the_scan_uses_the_built_in_tables() {
+        let index = INDEX.as_ref().unwrap();
+        assert_eq!(index.by_prefix.len(), SCAN_PREFIXES.len());
+        let token = SCAN_PREFIXES.iter().position(|p| *p == "tok").unwrap();
+        let mut seen = Vec::new();
+        let _ = index.prefixes.each(b"a TOKEN here", |o| {
+            seen.push(o.literal);
+            ControlFlow::Continue(())
+        });
+        assert_eq!(seen, vec![token]);
+        assert!(
+            index.by_prefix[token]
+                .iter()
+                .any(|&at| index.literals[at] == "token")
+        );
     }
 
     #[test]

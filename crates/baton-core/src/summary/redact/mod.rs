@@ -12,11 +12,14 @@
 //! redacting those would cost the summary its facts without protecting anything.
 
 mod candidates;
+mod dfa_table;
 mod judge;
 mod near;
 mod occurrences;
 mod rule;
 mod rules;
+mod scan_prefixes;
+mod scan_table;
 
 use crate::message::{Content, Message};
 use candidates::{Candidates, candidates, candidates_and_key_hint};

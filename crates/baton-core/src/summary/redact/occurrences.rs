@@ -13,10 +13,11 @@
 //! Each part after the first starts `longest literal − 1` bytes early, so an occurrence
 //! across a seam is seen whole by the part its last byte is in; a part reports only the
 //! occurrences that end inside it, so none is reported twice.
+//!
+//! The automaton is `aho-corasick`'s DFA copied into plain tables (`dfa_table.rs`): for the
+//! redaction scan the build script does that once, and the walk reads static memory.
 
-use aho_corasick::automaton::{Automaton, StateID};
-use aho_corasick::dfa::DFA;
-use aho_corasick::{Anchored, MatchKind};
+use super::dfa_table::DfaTable;
 use std::ops::ControlFlow;
 
 /// Parts walked in step; two already gets most of the gain, eight is slower than three.
@@ -38,25 +39,25 @@ pub(super) struct Occurrence {
 /// An ASCII case-insensitive automaton over a set of literals that reports all of their
 /// occurrences, overlapping ones included.
 pub(super) struct Occurrences {
-    dfa: DFA,
-    start: StateID,
+    table: DfaTable,
     /// How far a part starts before its first reported end: the longest literal, less one.
     lead: usize,
 }
 
+/// A state of the automaton (see [`DfaTable`]).
+type State = u16;
+
 impl Occurrences {
-    /// `None` when the automaton cannot be built (the caller then treats every rule as a
-    /// candidate) or `literals` is empty.
+    /// Builds the automaton of `literals` now. `None` when it cannot be built (the caller then
+    /// treats every rule as a candidate) or `literals` is empty.
     pub(super) fn new(literals: &[&str]) -> Option<Self> {
-        let dfa = DFA::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .prefilter(false)
-            .build(literals)
-            .ok()?;
-        let start = dfa.start_state(Anchored::No).ok()?;
-        let lead = dfa.max_pattern_len().checked_sub(1)?;
-        Some(Occurrences { dfa, start, lead })
+        DfaTable::for_literals(literals).and_then(Occurrences::from_table)
+    }
+
+    /// The automaton of tables built earlier (by the build script, for the redaction scan).
+    pub(super) fn from_table(table: DfaTable) -> Option<Self> {
+        let lead = usize::from(*table.literal_lens.iter().max()?).checked_sub(1)?;
+        Some(Occurrences { table, lead })
     }
 
     /// Calls `each` with every occurrence in `text`, in no particular order, until it breaks.
@@ -67,7 +68,7 @@ impl Occurrences {
     ) -> ControlFlow<()> {
         let part = text.len() / PARTS;
         if text.len() < SPLIT_FROM_BYTES || part <= self.lead {
-            return self.walk(self.start, text, 0..text.len(), 0, &mut each);
+            return self.walk(self.table.start, text, 0..text.len(), 0, &mut each);
         }
         // Part `i` reports the ends in `i * part ..= (i + 1) * part` (the last one up to the
         // text's end) and starts reading `lead` bytes before its first.
@@ -79,12 +80,12 @@ impl Occurrences {
                 reports_after[i] - self.lead
             }
         });
-        let mut states = [self.start; PARTS];
+        let mut states = [self.table.start; PARTS];
         for step in 0..part {
             let mut special = false;
             for i in 0..PARTS {
                 states[i] = self.next(states[i], text[reads_from[i] + step]);
-                special |= self.dfa.is_special(states[i]);
+                special |= self.is_match(states[i]);
             }
             if special {
                 for i in 0..PARTS {
@@ -109,7 +110,7 @@ impl Occurrences {
     /// `reports_after`.
     fn walk(
         &self,
-        mut state: StateID,
+        mut state: State,
         text: &[u8],
         range: std::ops::Range<usize>,
         reports_after: usize,
@@ -117,35 +118,52 @@ impl Occurrences {
     ) -> ControlFlow<()> {
         for at in range {
             state = self.next(state, text[at]);
-            if self.dfa.is_special(state) {
+            if self.is_match(state) {
                 self.report(state, at + 1, reports_after, each)?;
             }
         }
         ControlFlow::Continue(())
     }
 
-    fn next(&self, state: StateID, byte: u8) -> StateID {
-        self.dfa.next_state(Anchored::No, state, byte)
+    fn next(&self, state: State, byte: u8) -> State {
+        let class = self.table.classes[usize::from(byte)];
+        self.table.trans[usize::from(state) + usize::from(class)]
+    }
+
+    fn is_match(&self, state: State) -> bool {
+        state < self.table.match_below
     }
 
     /// The literals that end at `end` in `state` (none unless it is a match state), when
     /// `end` is past `reports_after`.
     fn report(
         &self,
-        state: StateID,
+        state: State,
         end: usize,
         reports_after: usize,
         each: &mut impl FnMut(Occurrence) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if end <= reports_after || !self.dfa.is_match(state) {
+        if end <= reports_after || !self.is_match(state) {
             return ControlFlow::Continue(());
         }
-        for k in 0..self.dfa.match_len(state) {
-            let literal = self.dfa.match_pattern(state, k);
+        let row = usize::from(state) / self.table.stride;
+        let (Some(&from), Some(&to)) = (
+            self.table.match_starts.get(row),
+            self.table.match_starts.get(row + 1),
+        ) else {
+            return ControlFlow::Continue(());
+        };
+        let literals = self
+            .table
+            .match_literals
+            .get(usize::from(from)..usize::from(to))
+            .unwrap_or_default();
+        for &literal in literals {
+            let len = self.table.literal_lens[usize::from(literal)];
             each(Occurrence {
-                start: end - self.dfa.pattern_len(literal),
+                start: end - usize::from(len),
                 end,
-                literal: literal.as_usize(),
+                literal: usize::from(literal),
             })?;
         }
         ControlFlow::Continue(())
@@ -208,6 +226,54 @@ mod tests {
             let occurrences = Occurrences::new(&LITERALS).unwrap();
             let text = words.concat();
             prop_assert_eq!(all(&occurrences, text.as_bytes()), expected(text.as_bytes()));
+        }
+    }
+
+    /// The redaction scan's built-in automaton against `aho-corasick`'s overlapping search
+    /// over the same prefixes, on text made of them, their halves and case variants.
+    fn scan_finds(text: &str) -> (Vec<Occurrence>, Vec<Occurrence>) {
+        use super::super::scan_prefixes::SCAN_PREFIXES;
+        use super::super::scan_table::scan_table;
+        let occurrences = Occurrences::from_table(scan_table()).unwrap();
+        let ac = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(SCAN_PREFIXES)
+            .unwrap();
+        let mut want: Vec<Occurrence> = ac
+            .find_overlapping_iter(text)
+            .map(|m| Occurrence {
+                start: m.start(),
+                end: m.end(),
+                literal: m.pattern().as_usize(),
+            })
+            .collect();
+        want.sort();
+        (all(&occurrences, text.as_bytes()), want)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+        #[test]
+        fn the_built_in_scan_finds_what_an_overlapping_search_finds(
+            pieces in proptest::collection::vec((0..80usize, 0..4u8), 0..60)
+        ) {
+            use super::super::scan_prefixes::SCAN_PREFIXES;
+            let text: String = pieces
+                .iter()
+                .map(|&(p, how)| {
+                    let prefix = SCAN_PREFIXES[p];
+                    match how {
+                        0 => prefix.to_string(),
+                        1 => prefix.to_ascii_uppercase(),
+                        2 => prefix[..prefix.len() / 2].to_string(),
+                        _ => format!("{prefix} é"),
+                    }
+                })
+                .collect();
+            let (found, want) = scan_finds(&text);
+            prop_assert!(!want.is_empty() || pieces.iter().all(|&(_, how)| how == 2));
+            prop_assert_eq!(found, want);
         }
     }
 
