@@ -5,7 +5,7 @@
 
 use crate::commands::Failure;
 use crate::commands::compress_settings::{self, Resolved};
-use crate::commands::io::{read_input, refuse_same_file, write_output};
+use crate::commands::io::{read_input, refuse_same_file, write_output_with};
 use crate::commands::settings::Settings;
 use crate::commands::summarizer_choice::LlmFlags;
 use baton_core::compress::{CompressionResult, Outcome};
@@ -223,7 +223,7 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
         out.messages = std::mem::take(&mut result.messages);
         results.push((result, schema_tokens));
     }
-    write_output(args.output.as_deref(), &compacted.to_text())?;
+    write_output_with(args.output.as_deref(), |out| compacted.write_text(out))?;
     for (out, (result, _)) in compacted.conversations.iter_mut().zip(&mut results) {
         result.messages = std::mem::take(&mut out.messages);
     }

@@ -32,13 +32,22 @@ pub fn read_input(
 
 /// Writes `text` to `path` atomically, or to standard output.
 pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    write_output_with(path, |out| out.write_all(text.as_bytes()))
+}
+
+/// [`write_output`] for content `write` produces piece by piece (a document's
+/// `write_text`), so the whole text is never held in memory.
+pub fn write_output_with(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
     match path {
         Some(p) if p.as_os_str() != "-" => {
-            formats::write_file(p, text).map_err(|e| Failure::Other(e.to_string()))
+            formats::write_file_with(p, write).map_err(|e| Failure::Other(e.to_string()))
         }
         _ => {
             // A closed pipe ends quietly; other failures set the exit status (see `output`).
-            crate::output::out_bytes(text.as_bytes());
+            crate::output::out_with(write);
             Ok(())
         }
     }

@@ -446,10 +446,34 @@ fn record_as_written(dialect: Dialect, value: Value) -> Result<Conversation, For
 /// compacted conversations and exports unreadable to the group the user shares them with.
 /// (The tool-output spill store keeps 0600 on purpose: see `tool_output`.)
 pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
+    write_file_with(path, |out| out.write_all(text.as_bytes()))
+}
+
+/// [`write_file`] for content produced by `write` into a buffered writer, so that a long
+/// output never has to be held whole in memory ([`crate::formats::Document::write_text`]).
+/// An error from `write` leaves the path as it was (or, written through, as far as it got).
+pub fn write_file_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), LoadError> {
     match output_target(path) {
-        Target::Replace(file) => replace_file(path, &file, text),
-        Target::WriteThrough => write_through(path, text),
+        Target::Replace(file) => replace_file(path, &file, write),
+        Target::WriteThrough => write_through(path, write),
     }
+}
+
+/// The writes between a command and its output file: 64 KiB, so a long document is written
+/// in a few dozen system calls rather than one per line.
+const OUTPUT_BUFFER: usize = 64 * 1024;
+
+/// Runs `write` into `file` through a buffer, and flushes it.
+fn write_buffered(
+    file: &mut std::fs::File,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(OUTPUT_BUFFER, file);
+    write(&mut out)?;
+    out.flush()
 }
 
 /// How `write_file` writes a path.
@@ -511,7 +535,10 @@ fn in_proc(dir: &Path) -> bool {
 
 /// Writes into `path` as it is (device, FIFO, descriptor): no temporary file, no rename, no
 /// fsync (which devices and pipes refuse).
-fn write_through(path: &Path, text: &str) -> Result<(), LoadError> {
+fn write_through(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), LoadError> {
     let io = |action: &'static str| {
         move |source| LoadError::Io {
             path: path.to_path_buf(),
@@ -525,14 +552,16 @@ fn write_through(path: &Path, text: &str) -> Result<(), LoadError> {
         .create(true)
         .open(path)
         .map_err(io("open"))?;
-    file.write_all(text.as_bytes()).map_err(io("write"))?;
-    file.flush().map_err(io("write"))?;
-    Ok(())
+    write_buffered(&mut file, write).map_err(io("write"))
 }
 
 /// Atomically replaces the regular file `file` (what `path` names, after its links) with
-/// `text`; errors name `path`, the name the user gave.
-fn replace_file(path: &Path, file: &Path, text: &str) -> Result<(), LoadError> {
+/// what `write` writes; errors name `path`, the name the user gave.
+fn replace_file(
+    path: &Path,
+    file: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), LoadError> {
     let io = |action: &'static str| {
         move |source| LoadError::Io {
             path: path.to_path_buf(),
@@ -559,7 +588,7 @@ fn replace_file(path: &Path, file: &Path, text: &str) -> Result<(), LoadError> {
         std::fs::set_permissions(tmp.path(), existing.permissions())
             .map_err(io("copy the permissions of"))?;
     }
-    tmp.write_all(text.as_bytes()).map_err(io("write"))?;
+    write_buffered(tmp.as_file_mut(), write).map_err(io("write"))?;
     // The rename is atomic either way: a killed process leaves the old file or the new one,
     // never half of one. What `fsync` adds is surviving a power loss or kernel crash, after
     // which a rename that reached the disk before the data leaves an empty file. That loses

@@ -22,7 +22,7 @@ mod typed;
 
 pub use detect::{Detected, detect};
 pub use error::FormatError;
-pub use load::{LoadError, load_file, parse_document, write_file};
+pub use load::{LoadError, load_file, parse_document, write_file, write_file_with};
 pub use transcript::{Repaired, Repairs, Transcript, repair_tool_pairing};
 
 use crate::compress::markers::{has_baton_metadata, strip_baton_metadata};
@@ -262,17 +262,26 @@ impl Document {
     /// (`_baton_summary`…) is left out: a written file may be sent to a provider as it is, and
     /// a summary is recognised again by its text.
     pub fn to_text(&self) -> String {
+        let mut out = Vec::new();
+        // Writing into memory fails only if serializing does, which these types never do
+        // (every map key is a string).
+        let _ = self.write_text(&mut out);
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Writes what [`Document::to_text`] returns into `out`, piece by piece, without holding
+    /// the whole text: a command writing a file or a pipe needs only a buffer (the text of a
+    /// long conversation was as large as the conversation, and building it touched that much
+    /// fresh memory; issue #17).
+    pub fn write_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let conversations: Vec<Cow<'_, Conversation>> = self
             .conversations
             .iter()
             .map(without_baton_metadata)
             .collect();
-        // Writing cannot fail for these types (every map key is a string); the `Value`
-        // path below stays as the answer if it ever did.
-        if let (Dialect::OpenAi, Ok(text)) =
-            (self.dialect, openai_text(self.layout, &conversations))
-        {
-            return text;
+        if self.dialect == Dialect::OpenAi {
+            return write_openai(out, self.layout, &conversations);
         }
         let records = || conversations.iter().map(|c| self.record_value(c));
         match self.layout {
@@ -280,22 +289,21 @@ impl Document {
                 let v = conversations
                     .first()
                     .map_or(Value::Array(Vec::new()), |c| self.message_array(c));
-                v.to_string() + "\n"
+                json_line(out, &v)
             }
             Layout::Object => {
                 let v = conversations.first().map_or_else(
                     || self.record_value(&Conversation::default()),
                     |c| self.record_value(c),
                 );
-                v.to_string() + "\n"
+                json_line(out, &v)
             }
-            Layout::ObjectArray => Value::Array(records().collect()).to_string() + "\n",
+            Layout::ObjectArray => json_line(out, &Value::Array(records().collect())),
             Layout::MessageLines => conversations
                 .iter()
                 .flat_map(|c| c.messages.iter())
-                .map(|m| m.to_json() + "\n")
-                .collect(),
-            Layout::ObjectLines => records().map(|v| v.to_string() + "\n").collect(),
+                .try_for_each(|m| json_line(out, m)),
+            Layout::ObjectLines => records().try_for_each(|v| json_line(out, &v)),
         }
     }
 
@@ -323,39 +331,44 @@ impl Document {
 
 /// OpenAI documents, written straight from the messages (the same text as through
 /// [`openai::conversation_to_object`], without building a `Value` tree of the whole document).
-fn openai_text(
+fn write_openai(
+    out: &mut dyn std::io::Write,
     layout: Layout,
     conversations: &[Cow<'_, Conversation>],
-) -> serde_json::Result<String> {
-    fn json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-        serde_json::to_string(value).map(|text| text + "\n")
-    }
+) -> std::io::Result<()> {
     match layout {
         Layout::MessageArray => {
             let messages = conversations.first().map_or(&[][..], |c| &c.messages[..]);
-            json(&messages)
+            json_line(out, &messages)
         }
         Layout::Object => match conversations.first() {
-            Some(c) => json(&openai::RecordJson(c)),
-            None => json(&openai::RecordJson(&Conversation::default())),
+            Some(c) => json_line(out, &openai::RecordJson(c)),
+            None => json_line(out, &openai::RecordJson(&Conversation::default())),
         },
         Layout::ObjectArray => {
             let records: Vec<openai::RecordJson<'_>> = conversations
                 .iter()
                 .map(|c| openai::RecordJson(c))
                 .collect();
-            json(&records)
+            json_line(out, &records)
         }
         Layout::MessageLines => conversations
             .iter()
             .flat_map(|c| c.messages.iter())
-            .map(json)
-            .collect(),
+            .try_for_each(|m| json_line(out, m)),
         Layout::ObjectLines => conversations
             .iter()
-            .map(|c| json(&openai::RecordJson(c)))
-            .collect(),
+            .try_for_each(|c| json_line(out, &openai::RecordJson(c))),
     }
+}
+
+/// `value` as compact JSON, then a newline.
+fn json_line<T: serde::Serialize + ?Sized>(
+    out: &mut dyn std::io::Write,
+    value: &T,
+) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    out.write_all(b"\n")
 }
 
 /// `conv` without Baton's in-process message metadata; borrowed when it has none. The
