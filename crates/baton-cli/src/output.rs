@@ -36,13 +36,12 @@ pub fn out_bytes(bytes: &[u8]) {
     write_stdout(|w| w.write_all(bytes).and_then(|()| w.flush()));
 }
 
-/// Runs `write` into standard output through a 64 KiB buffer (standard output itself flushes
-/// at every newline, a system call per line of a JSON Lines document), then flushes it.
+/// Runs `write` into standard output, then flushes it. Standard output writes out at every
+/// newline, so a writer of many lines buffers them itself (`Document::write_text` does).
 pub fn out_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
     write_stdout(|lock| {
-        let mut out = io::BufWriter::with_capacity(64 * 1024, lock);
-        write(&mut out)?;
-        out.flush()
+        write(lock)?;
+        lock.flush()
     });
 }
 

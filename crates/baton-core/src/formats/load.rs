@@ -449,8 +449,8 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
     write_file_with(path, |out| out.write_all(text.as_bytes()))
 }
 
-/// [`write_file`] for content produced by `write` into a buffered writer, so that a long
-/// output never has to be held whole in memory ([`crate::formats::Document::write_text`]).
+/// [`write_file`] for content that `write` produces piece by piece, so that a long output
+/// never has to be held whole in memory ([`crate::formats::Document::write_text`]).
 /// An error from `write` leaves the path as it was (or, written through, as far as it got).
 pub fn write_file_with(
     path: &Path,
@@ -462,18 +462,15 @@ pub fn write_file_with(
     }
 }
 
-/// The writes between a command and its output file: 64 KiB, so a long document is written
-/// in a few dozen system calls rather than one per line.
-const OUTPUT_BUFFER: usize = 64 * 1024;
-
-/// Runs `write` into `file` through a buffer, and flushes it.
-fn write_buffered(
+/// Runs `write` into `file` and flushes it. Unbuffered: a writer of many small pieces
+/// buffers them itself, in a writer of a concrete type (`Document::write_text` does), since
+/// each call through `dyn Write` is an indirect call.
+fn write_into(
     file: &mut std::fs::File,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::with_capacity(OUTPUT_BUFFER, file);
-    write(&mut out)?;
-    out.flush()
+    write(file)?;
+    file.flush()
 }
 
 /// How `write_file` writes a path.
@@ -552,7 +549,7 @@ fn write_through(
         .create(true)
         .open(path)
         .map_err(io("open"))?;
-    write_buffered(&mut file, write).map_err(io("write"))
+    write_into(&mut file, write).map_err(io("write"))
 }
 
 /// Atomically replaces the regular file `file` (what `path` names, after its links) with
@@ -588,7 +585,7 @@ fn replace_file(
         std::fs::set_permissions(tmp.path(), existing.permissions())
             .map_err(io("copy the permissions of"))?;
     }
-    write_buffered(tmp.as_file_mut(), write).map_err(io("write"))?;
+    write_into(tmp.as_file_mut(), write).map_err(io("write"))?;
     // The rename is atomic either way: a killed process leaves the old file or the new one,
     // never half of one. What `fsync` adds is surviving a power loss or kernel crash, after
     // which a rename that reached the disk before the data leaves an empty file. That loses

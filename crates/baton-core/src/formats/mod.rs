@@ -274,7 +274,16 @@ impl Document {
     /// the whole text: a command writing a file or a pipe needs only a buffer (the text of a
     /// long conversation was as large as the conversation, and building it touched that much
     /// fresh memory; issue #17).
+    ///
+    /// Buffered here (64 KiB) in a writer of a concrete type: serializing writes each token
+    /// separately, and through `dyn Write` every one was an indirect call.
     pub fn write_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+        self.write_text_buffered(&mut out)?;
+        std::io::Write::flush(&mut out)
+    }
+
+    fn write_text_buffered<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
         let conversations: Vec<Cow<'_, Conversation>> = self
             .conversations
             .iter()
@@ -331,8 +340,8 @@ impl Document {
 
 /// OpenAI documents, written straight from the messages (the same text as through
 /// [`openai::conversation_to_object`], without building a `Value` tree of the whole document).
-fn write_openai(
-    out: &mut dyn std::io::Write,
+fn write_openai<W: std::io::Write>(
+    out: &mut W,
     layout: Layout,
     conversations: &[Cow<'_, Conversation>],
 ) -> std::io::Result<()> {
@@ -363,8 +372,8 @@ fn write_openai(
 }
 
 /// `value` as compact JSON, then a newline.
-fn json_line<T: serde::Serialize + ?Sized>(
-    out: &mut dyn std::io::Write,
+fn json_line<W: std::io::Write, T: serde::Serialize + ?Sized>(
+    out: &mut W,
     value: &T,
 ) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, value)?;
