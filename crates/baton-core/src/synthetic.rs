@@ -224,14 +224,17 @@ pub const RECORD_FLAGS_FIELD: &str = "synthetic_messages";
 /// Copies every message's synthetic flag into the record's `meta` under
 /// [`RECORD_FLAGS_FIELD`] (replacing what was there), before the writer strips the messages.
 pub fn record_flags(conv: &mut crate::conversation::Conversation) {
-    let flags: Map<String, Value> = conv
-        .messages
+    record_flags_into(&conv.messages, &mut conv.extra);
+}
+
+/// [`record_flags`] for a record whose fields (`extra`) are held apart from its messages.
+pub(crate) fn record_flags_into(messages: &[Message], extra: &mut Map<String, Value>) {
+    let flags: Map<String, Value> = messages
         .iter()
         .enumerate()
         .filter_map(|(i, m)| flagged_kind(m).map(|k| (i.to_string(), k.as_str().into())))
         .collect();
-    let meta = conv
-        .extra
+    let meta = extra
         .entry(META_KEY)
         .or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {

@@ -204,6 +204,17 @@ pub fn strip_baton_metadata(message: &mut Message) {
     strip_synthetic_flag(message);
 }
 
+/// Whether [`strip_baton_metadata`] would change `message`: it has Baton's metadata, or a
+/// `meta` object that holds a `synthetic` field or nothing.
+pub fn strip_changes(message: &Message) -> bool {
+    use crate::synthetic::{META_KEY, SYNTHETIC_FIELD};
+    has_baton_metadata(message)
+        || matches!(
+            message.extra.get(META_KEY),
+            Some(Value::Object(meta)) if meta.is_empty() || meta.contains_key(SYNTHETIC_FIELD)
+        )
+}
+
 /// Removes the importers' `meta.synthetic` flag (and `meta` when nothing else is left in it):
 /// a file meant for a provider carries no field the provider's schema lacks, and the flag is
 /// recognised again from the row's text when the file is read back.

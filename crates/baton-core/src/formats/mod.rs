@@ -25,8 +25,9 @@ pub use error::FormatError;
 pub use load::{LoadError, load_file, parse_document, write_file, write_file_with};
 pub use transcript::{Repaired, Repairs, Transcript, repair_tool_pairing};
 
-use crate::compress::markers::{has_baton_metadata, strip_baton_metadata};
+use crate::compress::markers::{has_baton_metadata, strip_baton_metadata, strip_changes};
 use crate::conversation::Conversation;
+use crate::message::Message;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
@@ -284,14 +285,15 @@ impl Document {
     }
 
     fn write_text_buffered<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        if self.dialect == Dialect::OpenAi {
+            let written: Vec<Written<'_>> = self.conversations.iter().map(Written::of).collect();
+            return write_openai(out, self.layout, &written);
+        }
         let conversations: Vec<Cow<'_, Conversation>> = self
             .conversations
             .iter()
             .map(without_baton_metadata)
             .collect();
-        if self.dialect == Dialect::OpenAi {
-            return write_openai(out, self.layout, &conversations);
-        }
         let records = || conversations.iter().map(|c| self.record_value(c));
         match self.layout {
             Layout::MessageArray => {
@@ -343,7 +345,7 @@ impl Document {
 fn write_openai<W: std::io::Write>(
     out: &mut W,
     layout: Layout,
-    conversations: &[Cow<'_, Conversation>],
+    conversations: &[Written<'_>],
 ) -> std::io::Result<()> {
     match layout {
         Layout::MessageArray => {
@@ -351,14 +353,11 @@ fn write_openai<W: std::io::Write>(
             json_line(out, &messages)
         }
         Layout::Object => match conversations.first() {
-            Some(c) => json_line(out, &openai::RecordJson(c)),
+            Some(c) => json_line(out, &c.record()),
             None => json_line(out, &openai::RecordJson(&Conversation::default())),
         },
         Layout::ObjectArray => {
-            let records: Vec<openai::RecordJson<'_>> = conversations
-                .iter()
-                .map(|c| openai::RecordJson(c))
-                .collect();
+            let records: Vec<_> = conversations.iter().map(Written::record).collect();
             json_line(out, &records)
         }
         Layout::MessageLines => conversations
@@ -367,7 +366,59 @@ fn write_openai<W: std::io::Write>(
             .try_for_each(|m| json_line(out, m)),
         Layout::ObjectLines => conversations
             .iter()
-            .try_for_each(|c| json_line(out, &openai::RecordJson(c))),
+            .try_for_each(|c| json_line(out, &c.record())),
+    }
+}
+
+/// A conversation as an OpenAI file gets it: without Baton's in-process metadata, like
+/// [`without_baton_metadata`], but copying only the messages that carry some (after a
+/// compaction, the summary) instead of the whole conversation, which was 1.5% of a real
+/// session's `compress` process (issue #17).
+struct Written<'a> {
+    /// The record's fields; its own messages are not read (they are `messages`).
+    fields: Cow<'a, Conversation>,
+    messages: Vec<Cow<'a, Message>>,
+}
+
+impl<'a> Written<'a> {
+    fn of(conv: &'a Conversation) -> Self {
+        // The same decision as `without_baton_metadata`: a conversation without metadata is
+        // written as it is; one with some has every message stripped (here: copied only where
+        // stripping changes it) and its flags recorded on the record.
+        if !conv.messages.iter().any(has_baton_metadata) {
+            return Written {
+                fields: Cow::Borrowed(conv),
+                messages: conv.messages.iter().map(Cow::Borrowed).collect(),
+            };
+        }
+        let messages = conv
+            .messages
+            .iter()
+            .map(|m| {
+                if strip_changes(m) {
+                    let mut copy = m.clone();
+                    strip_baton_metadata(&mut copy);
+                    Cow::Owned(copy)
+                } else {
+                    Cow::Borrowed(m)
+                }
+            })
+            .collect();
+        let mut fields = Conversation {
+            messages: Vec::new(),
+            tools: conv.tools.clone(),
+            extra: conv.extra.clone(),
+            field_order: conv.field_order.clone(),
+        };
+        crate::synthetic::record_flags_into(&conv.messages, &mut fields.extra);
+        Written {
+            fields: Cow::Owned(fields),
+            messages,
+        }
+    }
+
+    fn record(&self) -> openai::RecordWithMessages<'_, Cow<'a, Message>> {
+        openai::RecordWithMessages(&self.fields, &self.messages)
     }
 }
 
@@ -488,5 +539,96 @@ mod tests {
             };
             assert_eq!(doc.to_text(), through_values(&doc), "{layout:?}");
         }
+    }
+
+    /// Copying only the messages that carry metadata writes what copying and stripping the
+    /// whole conversation wrote: a summary, importer flags, an empty `meta`, a user's own
+    /// `meta`, with and without a record `meta` to record the flags in.
+    #[test]
+    fn stripping_only_the_messages_with_metadata_writes_what_stripping_all_did() {
+        use crate::compress::markers::mark_summary;
+        use crate::synthetic::{SyntheticKind, mark};
+        let mut summary = Message::user("[summary] the work so far");
+        mark_summary(&mut summary);
+        let mut injected = Message::user("<system-reminder>x</system-reminder>");
+        mark(&mut injected, SyntheticKind::Injected);
+        let mut empty_meta = Message::assistant("ok");
+        empty_meta.extra.insert("meta".into(), json!({}));
+        let mut own_meta = Message::user("mine");
+        own_meta.extra.insert("meta".into(), json!({"k": 1}));
+        let messages = vec![
+            summary,
+            injected,
+            empty_meta,
+            own_meta,
+            Message::user("plain"),
+        ];
+        let with_record_meta = {
+            let mut c = Conversation::new(messages.clone());
+            c.extra.insert("meta".into(), json!({"source": "x"}));
+            c.extra.insert("id".into(), json!("r"));
+            c.field_order = vec!["id".into(), "meta".into(), "messages".into()];
+            c
+        };
+        let without_metadata = Conversation::new(vec![Message::user("a"), {
+            let mut m = Message::assistant("b");
+            m.extra.insert("meta".into(), json!({}));
+            m
+        }]);
+        let conversations = vec![
+            Conversation::new(messages),
+            with_record_meta,
+            without_metadata,
+        ];
+        // The former writer: each conversation copied and stripped whole.
+        let stripped: Vec<Cow<'_, Conversation>> =
+            conversations.iter().map(without_baton_metadata).collect();
+        fn line<T: serde::Serialize + ?Sized>(value: &T) -> String {
+            serde_json::to_string(value).unwrap() + "\n"
+        }
+        for layout in [
+            Layout::MessageArray,
+            Layout::MessageLines,
+            Layout::Object,
+            Layout::ObjectArray,
+            Layout::ObjectLines,
+        ] {
+            let doc = Document {
+                dialect: Dialect::OpenAi,
+                layout,
+                conversations: conversations.clone(),
+                transcript: None,
+            };
+            let former: String = match layout {
+                Layout::MessageArray => line(&stripped[0].messages[..]),
+                Layout::Object => line(&openai::RecordJson(&stripped[0])),
+                Layout::ObjectArray => line(
+                    &stripped
+                        .iter()
+                        .map(|c| openai::RecordJson(c))
+                        .collect::<Vec<_>>(),
+                ),
+                Layout::MessageLines => stripped
+                    .iter()
+                    .flat_map(|c| &c.messages)
+                    .map(line)
+                    .collect(),
+                Layout::ObjectLines => stripped
+                    .iter()
+                    .map(|c| line(&openai::RecordJson(c)))
+                    .collect(),
+            };
+            assert_eq!(doc.to_text(), former, "{layout:?}");
+        }
+        // And the metadata is gone from what is written.
+        let doc = Document {
+            dialect: Dialect::OpenAi,
+            layout: Layout::ObjectLines,
+            conversations,
+            transcript: None,
+        };
+        let text = doc.to_text();
+        assert!(!text.contains("_baton"), "{text}");
+        assert!(text.contains("synthetic_messages"), "{text}");
     }
 }

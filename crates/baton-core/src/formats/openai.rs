@@ -71,11 +71,21 @@ pub struct RecordJson<'a>(pub &'a Conversation);
 
 impl Serialize for RecordJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        RecordWithMessages(self.0, &self.0.messages).serialize(serializer)
+    }
+}
+
+/// A record written from a conversation's fields with these messages in place of its own
+/// (a writer's copies of the few it had to change, beside the rest borrowed).
+pub(crate) struct RecordWithMessages<'a, M>(pub &'a Conversation, pub &'a [M]);
+
+impl<M: Serialize> Serialize for RecordWithMessages<'_, M> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let fields = record_fields(self.0);
         let mut map = serializer.serialize_map(Some(fields.len()))?;
         for (key, field) in fields {
             match field {
-                RecordField::Messages => map.serialize_entry(key, &self.0.messages)?,
+                RecordField::Messages => map.serialize_entry(key, self.1)?,
                 RecordField::Tools(tools) => map.serialize_entry(key, tools)?,
                 RecordField::Other(value) => map.serialize_entry(key, value)?,
             }
