@@ -483,6 +483,23 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const LAYOUTS: [Layout; 5] = [
+        Layout::MessageArray,
+        Layout::MessageLines,
+        Layout::Object,
+        Layout::ObjectArray,
+        Layout::ObjectLines,
+    ];
+
+    fn openai_document(layout: Layout, conversations: Vec<Conversation>) -> Document {
+        Document {
+            dialect: Dialect::OpenAi,
+            layout,
+            conversations,
+            transcript: None,
+        }
+    }
+
     /// The text the `Value` path writes, the reference for the direct writer.
     fn through_values(doc: &Document) -> String {
         let records = || doc.conversations.iter().map(openai::conversation_to_object);
@@ -524,19 +541,8 @@ mod tests {
                 openai::conversation_from_object(obj).unwrap()
             })
             .collect();
-        for layout in [
-            Layout::MessageArray,
-            Layout::MessageLines,
-            Layout::Object,
-            Layout::ObjectArray,
-            Layout::ObjectLines,
-        ] {
-            let doc = Document {
-                dialect: Dialect::OpenAi,
-                layout,
-                conversations: conversations.clone(),
-                transcript: None,
-            };
+        for layout in LAYOUTS {
+            let doc = openai_document(layout, conversations.clone());
             assert_eq!(doc.to_text(), through_values(&doc), "{layout:?}");
         }
     }
@@ -586,19 +592,8 @@ mod tests {
         fn line<T: serde::Serialize + ?Sized>(value: &T) -> String {
             serde_json::to_string(value).unwrap() + "\n"
         }
-        for layout in [
-            Layout::MessageArray,
-            Layout::MessageLines,
-            Layout::Object,
-            Layout::ObjectArray,
-            Layout::ObjectLines,
-        ] {
-            let doc = Document {
-                dialect: Dialect::OpenAi,
-                layout,
-                conversations: conversations.clone(),
-                transcript: None,
-            };
+        for layout in LAYOUTS {
+            let doc = openai_document(layout, conversations.clone());
             let former: String = match layout {
                 Layout::MessageArray => line(&stripped[0].messages[..]),
                 Layout::Object => line(&openai::RecordJson(&stripped[0])),
@@ -621,13 +616,7 @@ mod tests {
             assert_eq!(doc.to_text(), former, "{layout:?}");
         }
         // And the metadata is gone from what is written.
-        let doc = Document {
-            dialect: Dialect::OpenAi,
-            layout: Layout::ObjectLines,
-            conversations,
-            transcript: None,
-        };
-        let text = doc.to_text();
+        let text = openai_document(Layout::ObjectLines, conversations).to_text();
         assert!(!text.contains("_baton"), "{text}");
         assert!(text.contains("synthetic_messages"), "{text}");
     }
