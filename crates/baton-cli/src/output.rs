@@ -33,7 +33,7 @@ pub fn out(args: fmt::Arguments<'_>) {
 
 /// Writes bytes to standard output and flushes them.
 pub fn out_bytes(bytes: &[u8]) {
-    write_stdout(|w| w.write_all(bytes).and_then(|()| w.flush()));
+    out_with(|w| w.write_all(bytes));
 }
 
 /// Runs `write` into standard output, then flushes it. Standard output writes out at every

@@ -450,7 +450,9 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), LoadError> {
 }
 
 /// [`write_file`] for content that `write` produces piece by piece, so that a long output
-/// never has to be held whole in memory ([`crate::formats::Document::write_text`]).
+/// never has to be held whole in memory ([`crate::formats::Document::write_text`]). The file
+/// is handed over unbuffered: a writer of many small pieces buffers them itself, in a writer
+/// of a concrete type, since each call through `dyn Write` is an indirect call.
 /// An error from `write` leaves the path as it was (or, written through, as far as it got).
 pub fn write_file_with(
     path: &Path,
@@ -460,17 +462,6 @@ pub fn write_file_with(
         Target::Replace(file) => replace_file(path, &file, write),
         Target::WriteThrough => write_through(path, write),
     }
-}
-
-/// Runs `write` into `file` and flushes it. Unbuffered: a writer of many small pieces
-/// buffers them itself, in a writer of a concrete type (`Document::write_text` does), since
-/// each call through `dyn Write` is an indirect call.
-fn write_into(
-    file: &mut std::fs::File,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    write(file)?;
-    file.flush()
 }
 
 /// How `write_file` writes a path.
@@ -549,7 +540,7 @@ fn write_through(
         .create(true)
         .open(path)
         .map_err(io("open"))?;
-    write_into(&mut file, write).map_err(io("write"))
+    write(&mut file).map_err(io("write"))
 }
 
 /// Atomically replaces the regular file `file` (what `path` names, after its links) with
@@ -585,7 +576,7 @@ fn replace_file(
         std::fs::set_permissions(tmp.path(), existing.permissions())
             .map_err(io("copy the permissions of"))?;
     }
-    write_into(tmp.as_file_mut(), write).map_err(io("write"))?;
+    write(tmp.as_file_mut()).map_err(io("write"))?;
     // The rename is atomic either way: a killed process leaves the old file or the new one,
     // never half of one. What `fsync` adds is surviving a power loss or kernel crash, after
     // which a rename that reached the disk before the data leaves an empty file. That loses
