@@ -49,10 +49,16 @@ fn bench_compress(c: &mut Criterion) {
         "real5",
         "synth_1k",
         "synth_10k",
+        "synth_100k",
     ] {
         let Some(m) = messages(&dir, name) else {
             continue;
         };
+        if name == "synth_100k" {
+            // A pass takes a few hundred milliseconds: criterion's fewest samples.
+            group.sample_size(10);
+            group.measurement_time(Duration::from_secs(10));
+        }
         group.throughput(Throughput::Elements(m.len() as u64));
         group.bench_with_input(BenchmarkId::from_parameter(name), &m, |b, m| {
             b.iter(|| black_box(compress_once(&runtime, m)))

@@ -63,6 +63,7 @@ async fn the_trait_sends_the_prompt_and_returns_the_body_without_think_blocks() 
         prompt: "SUMMARIZE THESE TURNS",
         first_request: None,
         actions: None,
+        calls: None,
     };
     let body = summarizer.summarize(input).await.unwrap();
     assert!(body.starts_with("## Goal"), "{body}");
@@ -180,6 +181,7 @@ async fn no_provider_is_typed_and_rests_long() {
             prompt: "p",
             first_request: None,
             actions: None,
+            calls: None,
         })
         .await
         .unwrap_err();

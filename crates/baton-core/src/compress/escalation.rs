@@ -17,6 +17,7 @@ use crate::summary::prompt::{PromptInput, build_prompt, serialize_turns};
 use crate::summary::redacted_views::redacted_views;
 use crate::summary::reject;
 use crate::summary::sections;
+use crate::summary::span_calls::SpanCalls;
 use crate::summary::view::ViewLimits;
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
 use crate::tool_action::ActionTable;
@@ -41,6 +42,8 @@ pub(super) struct SummaryRequest<'a> {
     pub(super) ledger: &'a TaskLedger,
     /// The actions of the views' tool calls.
     pub(super) actions: &'a ActionTable<'a>,
+    /// The views' tool calls, paired and judged (the ledger read them).
+    pub(super) calls: &'a SpanCalls<'a>,
     pub(super) span_tokens: u64,
 }
 
@@ -214,6 +217,8 @@ async fn summarize_once(
         // The table's keys are the views' calls; the prompt views of a model summarizer are
         // cut differently but keep each call's text, so they find them there too.
         actions: Some(req.actions),
+        // The calls were paired on the small views: only a summarizer reading those gets them.
+        calls: (!summarizer.needs_prompt()).then_some(req.calls),
     };
     let name = summarizer.name();
     match tokio::time::timeout(timeout, summarizer.summarize(input)).await {

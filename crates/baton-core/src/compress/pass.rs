@@ -24,6 +24,7 @@ use crate::summary::message_list::MessageList;
 use crate::summary::redact::redact;
 use crate::summary::redacted_views::redacted_views;
 use crate::summary::sections;
+use crate::summary::span_calls::SpanCalls;
 use crate::summary::view::ViewLimits;
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tool_action::ActionTable;
@@ -171,7 +172,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     prune.decide(0..start);
     prune.decide(end..messages.len());
     let actions = span_actions(prune.take_actions(), &views);
-    let ledger = build_ledger(previous.as_deref(), &views, messages, &actions);
+    // Paired and judged once: the ledger and the extractive summary read the same calls.
+    let calls = SpanCalls::new(&views, Some(&actions));
+    let ledger = build_ledger(previous.as_deref(), &views, messages, &calls);
     let previous_redacted = previous.as_deref().map(|p| redact(p).into_owned());
     let focus = ctx.focus_topic.map(|f| redact(f).into_owned());
     let first_request = first_user_request(messages);
@@ -183,6 +186,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         focus: focus.as_deref(),
         ledger: &ledger,
         actions: &actions,
+        calls: &calls,
         span_tokens,
     };
     let chosen = choose_summary(&ctx, &request, budget).await;
@@ -438,7 +442,7 @@ pub(crate) fn build_ledger(
     previous: Option<&str>,
     turns: &[&Message],
     all: &[Message],
-    actions: &ActionTable<'_>,
+    calls: &SpanCalls<'_>,
 ) -> TaskLedger {
     // Every earlier summary's ledger, oldest first (several are joined when one sat in the
     // kept tail or a transcript holds more than one), then the span's own facts.
@@ -451,7 +455,7 @@ pub(crate) fn build_ledger(
             }
         }
     }
-    ledger.observe_with(turns, actions);
+    ledger.observe_calls(turns, calls);
     if let Some(i) = boundary::last_actionable_user(all, 0) {
         let own = boundary::own_words(&all[i]);
         let task: String = own.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();

@@ -369,6 +369,7 @@ mod tests {
             prompt,
             first_request: None,
             actions: None,
+            calls: None,
         };
         ExecSummarizer::parse(command, timeout)
             .unwrap()

@@ -9,9 +9,9 @@
 
 use crate::message::{Message, Role};
 use crate::split_work::{self, in_ranges};
-use crate::summary::failure_report;
-use crate::summary::ledger::{self, PairedCall, TaskLedger};
+use crate::summary::ledger::{self, TaskLedger};
 use crate::summary::sections::{self, section_body};
+use crate::summary::span_calls::{SpanCall, SpanCalls};
 use crate::summary::view;
 use crate::summary::{BoxFuture, Summarizer, SummaryError, SummaryInput};
 use crate::synthetic;
@@ -109,7 +109,7 @@ struct Draft {
 
 impl Draft {
     fn build(input: &SummaryInput<'_>) -> Self {
-        let span = Span::new(input.turns, input.actions);
+        let span = Span::new(input.turns, input.actions, input.calls);
         let focus = focus_terms(input.focus_topic);
         let prev = input.previous_summary;
         // The sections reading the user's words (sentence by sentence) and those reading the
@@ -296,6 +296,7 @@ mod tests {
             prompt: "",
             first_request: None,
             actions: None,
+            calls: None,
         };
         summarize_extractively(&input)
     }
@@ -315,6 +316,32 @@ mod tests {
         }
         assert!(out.ends_with(&ledger.render()));
         assert!(out.starts_with("## Active Task\nUser asked: Does the CLI still work?"));
+    }
+
+    /// A pass hands the summary the calls it paired and judged for the ledger; the summary
+    /// reads them as it reads the calls it pairs itself.
+    #[test]
+    fn given_calls_summarize_as_the_calls_it_pairs_itself() {
+        let turns = transcript();
+        let refs: Vec<&Message> = turns.iter().collect();
+        let calls = SpanCalls::new(&refs, None);
+        let mut ledger = TaskLedger::default();
+        ledger.observe_calls(&refs, &calls);
+        assert_eq!(ledger, observed(&turns));
+        let input = |calls| SummaryInput {
+            turns: &refs,
+            previous_summary: None,
+            focus_topic: None,
+            budget_tokens: 10_000,
+            ledger: &ledger,
+            prompt: "",
+            first_request: None,
+            actions: None,
+            calls,
+        };
+        let given = summarize_extractively(&input(Some(&calls)));
+        assert_eq!(given, summarize_extractively(&input(None)));
+        assert!(given.contains("cargo test"), "{given}");
     }
 
     #[test]
@@ -467,6 +494,7 @@ mod tests {
             prompt: "",
             first_request: None,
             actions: None,
+            calls: None,
         };
         let out = summarize_extractively(&input);
         let actions = body(&out, sections::COMPLETED_ACTIONS);
@@ -509,6 +537,7 @@ mod tests {
             prompt: "",
             first_request: None,
             actions: None,
+            calls: None,
         };
         let mut draft = Draft::build(&input);
         let mut steps = 0;
@@ -559,6 +588,7 @@ mod tests {
             prompt: "",
             first_request: None,
             actions: None,
+            calls: None,
         };
         let mut fut = ExtractiveSummarizer.summarize(input);
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

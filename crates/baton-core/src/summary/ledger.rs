@@ -15,6 +15,7 @@ use super::sentences::sentences;
 use crate::message::{Content, Message, Role, ToolCall};
 use crate::summary::failure_report::reads_as_failure;
 use crate::summary::sections;
+use crate::summary::span_calls::{SpanCall, SpanCalls};
 use crate::synthetic;
 use crate::tool_action::{self, ActionTable, ToolAction};
 use serde::{Deserialize, Serialize};
@@ -104,30 +105,42 @@ impl TaskLedger {
     ///
     /// A tool call is paired with the tool messages that follow its assistant message, so an
     /// exchange split across two calls loses its results (the call itself is still recorded).
-    pub fn observe<M: Borrow<Message>>(&mut self, messages: &[M]) {
+    pub fn observe<M: Borrow<Message> + Sync>(&mut self, messages: &[M]) {
         self.observe_with(messages, &ActionTable::default());
     }
 
     /// [`observe`](Self::observe), taking the calls' actions from `actions` where it holds
     /// them (a compaction pass classifies each call once for all its parts).
-    pub fn observe_with<M: Borrow<Message>>(&mut self, messages: &[M], actions: &ActionTable<'_>) {
-        for pair in pair_tool_calls(messages) {
-            self.record_call(pair, actions);
+    pub fn observe_with<M: Borrow<Message> + Sync>(
+        &mut self,
+        messages: &[M],
+        actions: &ActionTable<'_>,
+    ) {
+        self.observe_calls(messages, &SpanCalls::new(messages, Some(actions)));
+    }
+
+    /// [`observe`](Self::observe) with `messages`' tool calls already paired and judged
+    /// ([`SpanCalls::new`] of exactly `messages`): a compaction pass hands the ledger the list
+    /// the summary reads too, so each command's output is judged once.
+    pub fn observe_calls<M: Borrow<Message>>(&mut self, messages: &[M], calls: &SpanCalls<'_>) {
+        for call in calls.as_slice() {
+            self.record_call(call);
         }
         self.observe_requests(messages);
     }
 
-    fn record_call(&mut self, pair: PairedCall<'_>, actions: &ActionTable<'_>) {
-        let action = actions.action_of(&pair.call.function.name, &pair.call.function.arguments);
-        match &*action {
+    fn record_call(&mut self, call: &SpanCall<'_>) {
+        match &*call.action {
             ToolAction::Read { path, .. } => self.note_read(path),
             ToolAction::Command { command } => {
-                let result = pair.result.map(message_text);
-                self.note_command(command, result.as_deref());
+                let failure = call
+                    .failed()
+                    .then(|| call.result.as_deref().unwrap_or_default());
+                self.note_run(command, call.exit_code(), failure);
             }
             _ => {}
         }
-        for path in action.modified_paths() {
+        for path in call.action.modified_paths() {
             self.note_modified(path);
         }
     }
@@ -173,16 +186,17 @@ impl TaskLedger {
         }
     }
 
-    fn note_command(&mut self, command: &str, result: Option<&str>) {
+    /// A run of `command` whose output reported `exit_code`; `failure` is the output when the
+    /// run failed.
+    fn note_run(&mut self, command: &str, exit_code: Option<i32>, failure: Option<&str>) {
         let command = command_key(command);
         if command.is_empty() {
             return;
         }
-        let exit_code = result.and_then(tool_action::exit_code);
-        if result.is_some_and(|r| command_failed_with(exit_code, r)) {
+        if let Some(output) = failure {
             self.last_failure = Some(Failure {
                 command: command.clone(),
-                error: error_excerpt(result.unwrap_or_default()),
+                error: error_excerpt(output),
             });
         }
         self.add_command(CommandRecord {
@@ -924,9 +938,13 @@ pub(crate) mod tests {
     fn command_cap_trims_oldest_and_says_so() {
         let mut ledger = TaskLedger::default();
         for i in 0..(MAX_COMMANDS + 37) {
-            ledger.note_command(&format!("echo {i}"), Some("exit code: 0"));
+            ledger.note_run(&format!("echo {i}"), Some(0), None);
         }
-        ledger.note_command("cat <<EOF\nlong heredoc\nEOF", Some("exit code: 1"));
+        ledger.note_run(
+            "cat <<EOF\nlong heredoc\nEOF",
+            Some(1),
+            Some("exit code: 1"),
+        );
         assert_eq!(
             (ledger.commands.len(), ledger.commands_omitted),
             (MAX_COMMANDS, 38)

@@ -17,11 +17,13 @@ pub mod redacted_views;
 pub mod reject;
 pub mod sections;
 pub mod sentences;
+pub mod span_calls;
 pub mod view;
 
 use crate::message::Message;
 use crate::tool_action::ActionTable;
 use ledger::TaskLedger;
+use span_calls::SpanCalls;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -53,6 +55,10 @@ pub struct SummaryInput<'a> {
     /// The actions of `turns`' tool calls, as the pass classified them for pruning and the
     /// ledger; `None` when the caller has none (a summarizer then classifies what it reads).
     pub actions: Option<&'a ActionTable<'a>>,
+    /// `turns`' tool calls paired with their results and judged, as the pass did for the
+    /// ledger; `None` when the caller has none (a summarizer then pairs what it reads). When
+    /// given, they are the calls of exactly `turns`.
+    pub calls: Option<&'a SpanCalls<'a>>,
 }
 
 /// Produces a summary body (no prefix, no end marker: the compressor adds those).

@@ -10,10 +10,10 @@ use crate::summary::extractive::summarize_extractively;
 use crate::summary::ledger::TaskLedger;
 use crate::summary::prompt::{bound_input, serialize_turns};
 use crate::summary::redact::{redact, redact_owned_message};
+use crate::summary::span_calls::SpanCalls;
 use crate::summary::view::{ViewLimits, message_view};
 use crate::summary::{Summarizer, SummaryError, SummaryInput};
 use crate::tokens::{MAX_TOKEN_BYTES, TokenCounter, Utf8Bound};
-use crate::tool_action::ActionTable;
 use crate::trajectory::metrics::{Action, OverLimitReason, TrajectoryMetrics, ratio};
 use crate::trajectory::plan::{Cut, PlanConfig, cut};
 use crate::trajectory::record::{Record, RecordError};
@@ -117,6 +117,7 @@ impl SummaryJob {
             prompt: &self.prompt,
             first_request: None,
             actions: None,
+            calls: None,
         }
     }
 }
@@ -245,11 +246,12 @@ impl TrajectoryCompressor {
             .map(|m| redact_owned_message(message_view(m, ViewLimits::EXTRACTIVE).into_owned()))
             .collect();
         // The active task as of the span's end: what the summarized turns were working on.
+        let view_refs: Vec<&Message> = views.iter().collect();
         let ledger = build_ledger(
             None,
-            &views.iter().collect::<Vec<_>>(),
+            &view_refs,
             &messages[..end],
-            &ActionTable::default(),
+            &SpanCalls::new(&view_refs, None),
         );
         let budget = self.config.plan.summary_target_tokens;
         let prompt = if self.summarizer.needs_prompt() {

@@ -49,6 +49,7 @@ pub async fn summarize_all(
                 prompt: job.prompt,
                 first_request: None,
                 actions: None,
+                calls: None,
             };
             let call: BoxFuture<'_, _> = Box::pin(one_call(summarizer, input, &slots, deadline));
             call

@@ -1,7 +1,7 @@
 //! What each section lists, read off the span: the task and goal in the user's own words, one
 //! line per kept action, blockers, statements, questions, files and critical context.
 
-use super::span::{Call, error_line};
+use super::span::error_line;
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
 use crate::summary::sentences::sentences;
@@ -163,7 +163,7 @@ pub(super) fn active_state(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> 
             latest.join(", ")
         ),
     }];
-    let is_command = |c: &&Call| matches!(*c.action, ToolAction::Command { .. });
+    let is_command = |c: &&SpanCall| matches!(*c.action, ToolAction::Command { .. });
     if let Some(c) = span.calls.iter().rev().find(is_command) {
         lines.push(format!("- Last command: {} → {}", c.target(), c.outcome()));
     }
@@ -182,7 +182,7 @@ pub(super) fn modified_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String
 
 pub(super) fn read_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
     let mut out = ledger.files_read.clone();
-    for call in &span.calls {
+    for call in span.calls.iter() {
         if let ToolAction::Read { path, .. } = &*call.action
             && !path.is_empty()
             && !out.contains(path)

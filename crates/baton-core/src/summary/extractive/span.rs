@@ -15,37 +15,23 @@ pub(super) struct Span<'a> {
     request_sentences: std::sync::OnceLock<Vec<Vec<String>>>,
     /// Positions of assistant messages with text.
     pub(super) replies: Vec<usize>,
-    pub(super) calls: Vec<Call<'a>>,
-}
-
-/// One tool call, classified once, with its result text (borrowed from the span).
-pub(super) struct Call<'a> {
-    pub(super) name: &'a str,
-    pub(super) action: Cow<'a, ToolAction>,
-    /// Raw arguments, shown only for tools nothing else is known about.
-    pub(super) arguments: &'a str,
-    pub(super) result: Option<Cow<'a, str>>,
-    /// [`Call::failed`], worked out on first use: the blockers and each described outcome ask.
-    /// A `OnceLock` so a long span's calls can be judged on several threads.
-    pub(super) failed: std::sync::OnceLock<bool>,
-    /// The result's exit status, read once: the failure check and the outcome both ask.
-    pub(super) exit_code: std::sync::OnceLock<Option<i32>>,
+    /// The span's calls: the pass's own list when it has one (the ledger read the same
+    /// calls), else built here.
+    pub(super) calls: Cow<'a, [SpanCall<'a>]>,
 }
 
 impl<'a> Span<'a> {
-    pub(super) fn new(turns: &'a [&'a Message], actions: Option<&'a ActionTable<'a>>) -> Self {
+    pub(super) fn new(
+        turns: &'a [&'a Message],
+        actions: Option<&'a ActionTable<'a>>,
+        calls: Option<&'a SpanCalls<'a>>,
+    ) -> Self {
         let positions =
             |keep: fn(&Message) -> bool| turns.iter().enumerate().filter(move |(_, m)| keep(m));
-        let pairs = ledger::pair_tool_calls(turns);
-        let calls = in_ranges(pairs.len(), |range| {
-            pairs[range]
-                .iter()
-                .map(|pair| Call::new(pair, actions))
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect();
+        let calls = match calls {
+            Some(given) => Cow::Borrowed(given.as_slice()),
+            None => Cow::Owned(SpanCalls::new(turns, actions).into_vec()),
+        };
         let requests: Vec<(usize, String)> = positions(ledger::is_real_request)
             .map(|(i, m)| (i, m.text()))
             .collect();
@@ -81,22 +67,9 @@ impl<'a> Span<'a> {
     }
 }
 
-impl<'a> Call<'a> {
-    pub(super) fn new(pair: &PairedCall<'a>, actions: Option<&'a ActionTable<'a>>) -> Self {
-        let f = &pair.call.function;
-        Call {
-            name: &f.name,
-            action: match actions {
-                Some(table) => table.action_of(&f.name, &f.arguments),
-                None => Cow::Owned(tool_action::classify(&f.name, &f.arguments)),
-            },
-            arguments: &f.arguments,
-            result: pair.result.map(ledger::message_text),
-            failed: std::sync::OnceLock::new(),
-            exit_code: std::sync::OnceLock::new(),
-        }
-    }
-
+/// How a call reads in a summary line (the summary's wording; the call itself is shared with
+/// the ledger, `summary::span_calls`).
+impl SpanCall<'_> {
     /// Whether the call's name, arguments or target mention any of `terms` (lowercase).
     pub(super) fn mentions_any(&self, terms: &[String]) -> bool {
         if terms.is_empty() {
@@ -132,32 +105,13 @@ impl<'a> Call<'a> {
         }
     }
 
-    /// File contents and search hits often mention "error", so only the first line of a
-    /// non-command result is checked.
-    pub(super) fn failed(&self) -> bool {
-        let Some(text) = &self.result else {
-            return false;
-        };
-        *self.failed.get_or_init(|| match *self.action {
-            ToolAction::Command { .. } => ledger::command_failed_with(self.exit_code(text), text),
-            _ => failure_report::reads_as_failure(
-                text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
-            ),
-        })
-    }
-
-    /// The exit status `text` (this call's result) reports, read once per call.
-    pub(super) fn exit_code(&self, text: &str) -> Option<i32> {
-        *self.exit_code.get_or_init(|| tool_action::exit_code(text))
-    }
-
     /// Exit status for commands, the error's first line for failures, otherwise the result size.
     pub(super) fn outcome(&self) -> String {
         let Some(text) = &self.result else {
             return "no result recorded".into();
         };
         let lines = plural(view::original_line_count(text), "line");
-        match (&*self.action, self.exit_code(text)) {
+        match (&*self.action, self.exit_code()) {
             (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {lines} of output"),
             (ToolAction::Command { .. }, Some(code)) => {
                 format!("exit {code}: {}", error_line(text))
