@@ -77,8 +77,11 @@ pub(crate) fn stub_of_result<'m>(
             )
         })
         .unwrap_or_else(|| other_stub(arguments, &shape));
-    let stub = one_line(&format!("[{name}] {body}"));
-    cut_end(&stub, STUB_MAX_CHARS)
+    // Built once and changed in place: a stub is written for every old result a pass keeps.
+    let mut stub = format!("[{name}] {body}");
+    make_one_line(&mut stub);
+    cut_end_in_place(&mut stub, STUB_MAX_CHARS);
+    stub
 }
 
 /// Whether `text` is a stub this module wrote: one line, `[name] ` first, short.
@@ -458,11 +461,26 @@ fn flatten_past(text: &str, max: usize) -> String {
     out
 }
 
-/// A stub is one line even if a name or value smuggled in another control character.
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+/// A stub is one line even if a name or value smuggled in another control character; almost
+/// none holds one, and those are left as they are.
+fn make_one_line(text: &mut String) {
+    if text.chars().any(char::is_control) {
+        *text = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+    }
+}
+
+/// [`cut_end`] of a string the caller owns: cut where it lies.
+fn cut_end_in_place(text: &mut String, max: usize) {
+    if text.char_indices().nth(max).is_none() {
+        return;
+    }
+    let keep = max.saturating_sub(3);
+    let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+    text.truncate(end);
+    text.push_str("...");
 }
 
 /// Keeps the first `max` characters, marking the cut with `...`.
@@ -498,6 +516,23 @@ mod tests {
             max in 0usize..40,
         ) {
             prop_assert_eq!(cut_flat_end(&text, max), cut_end(&flatten(&text), max));
+        }
+
+        /// A stub made one line and cut in place is the one built anew each step.
+        #[test]
+        fn a_stub_changed_in_place_is_the_stub_built_anew(
+            text in "([a-z]{1,6}| |\n|\r|\t|\u{0}|\u{85}|\u{7f}|確認|é|\u{1F600}){0,40}",
+            max in 0usize..40,
+        ) {
+            let anew: String = text
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            let mut in_place = text.clone();
+            make_one_line(&mut in_place);
+            prop_assert_eq!(&in_place, &anew);
+            cut_end_in_place(&mut in_place, max);
+            prop_assert_eq!(in_place, cut_end(&anew, max));
         }
     }
 
