@@ -302,26 +302,45 @@ impl TaskLedger {
     /// [`sections::TASK_LEDGER`]. One fact per line so a model (and [`TaskLedger::parse`]) can
     /// read it; values are escaped onto one line.
     pub fn render(&self) -> String {
-        let mut lines = vec![sections::TASK_LEDGER.to_string()];
+        // Written into one string: the block is rendered for every summary and again by the
+        // quality gate, and a line per fact built and joined was a thirtieth of a pass.
+        let mut out = String::with_capacity(1024);
+        out.push_str(sections::TASK_LEDGER);
         if let Some(task) = &self.active_task {
-            lines.push(format!("{ACTIVE_TASK_LINE} {}", escape(task)));
+            out.push('\n');
+            out.push_str(ACTIVE_TASK_LINE);
+            out.push(' ');
+            out.push_str(&escaped(task, false));
         }
         let read_note = omitted_note(self.files_read_omitted, "files");
-        push_list(&mut lines, FILES_READ_LINE, &self.files_read, read_note);
-        push_list(&mut lines, FILES_MODIFIED_LINE, &self.files_modified, None);
-        let commands: Vec<String> = self.commands.iter().map(render_command).collect();
+        write_list(&mut out, FILES_READ_LINE, &self.files_read, read_note);
+        write_list(&mut out, FILES_MODIFIED_LINE, &self.files_modified, None);
         let command_note = omitted_note(self.commands_omitted, "commands");
-        push_raw_list(&mut lines, COMMANDS_LINE, &commands, command_note);
-        lines.push(match &self.last_failure {
-            Some(f) => format!(
-                "{LAST_FAILURE_LINE} `{}`{ARROW}{}",
-                escape_code(&f.command),
-                escape(&f.error)
-            ),
-            None => format!("{LAST_FAILURE_LINE} none"),
-        });
-        push_list(&mut lines, OPEN_ASKS_LINE, &self.open_asks, None);
-        lines.join("\n")
+        write_header(
+            &mut out,
+            COMMANDS_LINE,
+            self.commands.is_empty(),
+            command_note,
+        );
+        for c in &self.commands {
+            out.push('\n');
+            out.push_str(ITEM_PREFIX);
+            write_command(&mut out, c);
+        }
+        out.push('\n');
+        out.push_str(LAST_FAILURE_LINE);
+        match &self.last_failure {
+            Some(f) => {
+                out.push_str(" `");
+                out.push_str(&escaped(&f.command, true));
+                out.push('`');
+                out.push_str(ARROW);
+                out.push_str(&escaped(&f.error, false));
+            }
+            None => out.push_str(" none"),
+        }
+        write_list(&mut out, OPEN_ASKS_LINE, &self.open_asks, None);
+        out
     }
 
     /// Reads a block written by [`TaskLedger::render`] back, from its heading up to the next
@@ -395,19 +414,29 @@ enum ListKind {
     OpenAsks,
 }
 
-fn push_list(lines: &mut Vec<String>, label: &str, items: &[String], note: Option<String>) {
-    let escaped: Vec<String> = items.iter().map(|i| escape(i)).collect();
-    push_raw_list(lines, label, &escaped, note);
+/// A list's header line, then one escaped item per line.
+fn write_list(out: &mut String, label: &str, items: &[String], note: Option<String>) {
+    write_header(out, label, items.is_empty(), note);
+    for item in items {
+        out.push('\n');
+        out.push_str(ITEM_PREFIX);
+        out.push_str(&escaped(item, false));
+    }
 }
 
-/// A list header (`none`, empty, or the omission note) followed by one item per line.
-fn push_raw_list(lines: &mut Vec<String>, label: &str, items: &[String], note: Option<String>) {
-    lines.push(match (&note, items.is_empty()) {
-        (Some(note), _) => format!("{label} {note}"),
-        (None, true) => format!("{label} none"),
-        (None, false) => label.to_string(),
-    });
-    lines.extend(items.iter().map(|i| format!("{ITEM_PREFIX}{i}")));
+/// A list's header line: the label, then the omission note, `none` when the list is empty, or
+/// nothing.
+fn write_header(out: &mut String, label: &str, empty: bool, note: Option<String>) {
+    out.push('\n');
+    out.push_str(label);
+    match (note, empty) {
+        (Some(note), _) => {
+            out.push(' ');
+            out.push_str(&note);
+        }
+        (None, true) => out.push_str(" none"),
+        (None, false) => {}
+    }
 }
 
 fn omitted_note(count: u32, noun: &str) -> Option<String> {
@@ -429,15 +458,18 @@ fn header_value<'a>(line: &'a str, label: &str) -> Option<&'a str> {
 }
 
 /// "`cmd` → exit 1 (×3)"; the status is left out when the output printed none.
-fn render_command(c: &CommandRecord) -> String {
-    let mut out = format!("`{}`", escape_code(&c.command));
+fn write_command(out: &mut String, c: &CommandRecord) {
+    use std::fmt::Write as _;
+    out.push('`');
+    out.push_str(&escaped(&c.command, true));
+    out.push('`');
+    // Writing into a `String` cannot fail.
     if let Some(code) = c.exit_code {
-        out.push_str(&format!("{ARROW}exit {code}"));
+        let _ = write!(out, "{ARROW}exit {code}");
     }
     if c.count != 1 {
-        out.push_str(&format!(" (×{})", c.count));
+        let _ = write!(out, " (×{})", c.count);
     }
-    out
 }
 
 fn parse_command(item: &str) -> Option<CommandRecord> {
@@ -509,10 +541,15 @@ pub fn escape_code(s: &str) -> String {
 }
 
 fn escape_with(s: &str, code: bool) -> String {
+    escaped(s, code).into_owned()
+}
+
+/// [`escape_with`], borrowed when the text needs no escape (almost always).
+fn escaped(s: &str, code: bool) -> std::borrow::Cow<'_, str> {
     if is_plain(s, code) {
-        return s.to_string();
+        return std::borrow::Cow::Borrowed(s);
     }
-    escape_chars(s, code)
+    std::borrow::Cow::Owned(escape_chars(s, code))
 }
 
 /// [`escape_with`] a character at a time.
