@@ -6,12 +6,13 @@
 //! list to paste here, when a rule's literals change.
 
 /// In the order of the automaton's pattern numbers; lowercase (the scan ignores ASCII case).
-pub(crate) const SCAN_PREFIXES: [&str; 80] = [
-    "---", "eyj", "sk-", "sk_", "rk_", "whs", "aiz", "ghp", "gho", "ghu", "ghs", "ghr", "git",
-    "glp", "glr", "gld", "glc", "glf", "glo", "gls", "gla", "gr1", "npm", "xox", "hf_", "gsk",
-    "aki", "asi", "abi", "acc", "xap", ":aa", "age", "sg.", "key", "-us", "pyp", "rub", "dck",
-    "hvs", "hvb", ".at", "hrk", "doo", "dop", "dor", "shp", "r8_", "ppl", "goc", "nra", "nri",
-    "nrj", "snt", "ata", "lin", "sec", "ntn", "sq0", ":ap", "dap", "pma", "pul", "dp.", "q~",
-    "mys", "mar", "ssh", "cur", "sha", "hoo", "/ap", "://", "pas", "pin", "aut", "bea", "pwd",
-    "tok", "cre",
+pub(crate) const SCAN_PREFIXES: [&str; 88] = [
+    "----", "eyj", "sk-", "sk_", "rk_", "whse", "aiza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+    "gith", "glpa", "glrt", "glpt", "gldt", "glcb", "glft", "gloa", "glso", "glag", "gr13", "npm_",
+    "xox", "hf_", "gsk_", "akia", "asia", "abia", "acca", "xapp", ":aa", "age-", "sg.", "key-",
+    "-us", "pypi", "ruby", "dckr", "hvs.", "hvb.", ".atl", "hrku", "doo_", "dop_", "dor_", "shpa",
+    "shpc", "shpp", "shps", "r8_", "pplx", "gocs", "nrak", "nrii", "nrjs", "sntr", "atat", "lin_",
+    "secr", "ntn_", "sq0a", "sq0c", "acce", ":apa", "dapi", "pmak", "pul-", "dp.p", "q~", "mysq",
+    "mari", "sshp", "curl", "acco", "shar", "hook", "/api", "://", "pass", "pin", "auth", "bear",
+    "pwd", "toke", "cred", "key",
 ];
