@@ -462,7 +462,7 @@ fn flatten_past(text: &str, max: usize) -> String {
 }
 
 /// A stub is one line even if a name or value smuggled in another control character; almost
-/// none holds one, and those are left as they are.
+/// none holds one, and a stub without one is kept as it is.
 fn make_one_line(text: &mut String) {
     if text.chars().any(char::is_control) {
         *text = text
