@@ -47,17 +47,34 @@ pub fn check_and_repair(summary: &str, ledger: &TaskLedger) -> (String, GateRepo
         .filter(|h| !has_heading(summary, h))
         .map(|h| h.to_string())
         .collect();
-    let missing_facts: Vec<String> = ledger
-        .facts()
-        .into_iter()
-        .filter(|fact| match task {
-            Some(t) if t == fact => task_missing,
-            _ => !ledger::fact_appears_in(summary, fact),
-        })
-        .collect();
     let block_is_canonical = split.blocks.len() == 1
         && split.blocks[0] == canonical.trim_end()
         && split.stray.is_empty();
+    // The rendered block holds every fact (`render_then_parse_is_exact` checks it), so a
+    // summary carrying it can miss only the task, which must also be in the prose: searching
+    // the summary once per fact was most of the gate on a real session.
+    let missing_facts: Vec<String> = if block_is_canonical {
+        debug_assert!(
+            ledger
+                .facts()
+                .iter()
+                .all(|fact| ledger::fact_appears_in(&canonical, fact)),
+            "a ledger fact is missing from its own rendering"
+        );
+        task.filter(|_| task_missing)
+            .map(str::to_string)
+            .into_iter()
+            .collect()
+    } else {
+        ledger
+            .facts()
+            .into_iter()
+            .filter(|fact| match task {
+                Some(t) if t == fact => task_missing,
+                _ => !ledger::fact_appears_in(summary, fact),
+            })
+            .collect()
+    };
     if missing_sections.is_empty() && missing_facts.is_empty() && block_is_canonical {
         let report = GateReport::default();
         return (summary.to_string(), report);
