@@ -11,7 +11,7 @@
 //! Summaries written by older Baton versions and by the reference design are recognised by
 //! their opening tags ([`LEGACY_PREFIXES`]), so sessions stay interchangeable.
 
-use crate::message::{Content, Message};
+use crate::message::{Content, ContentPart, Message};
 use serde_json::Value;
 
 /// Opens every summary. Kept on one line on purpose: readers of any version strip a prefix
@@ -114,6 +114,11 @@ pub fn strip_summary_prefix(text: &str) -> String {
 /// which matters because it runs over every message of long conversations.
 pub fn classify_summary_content(text: &str) -> Option<SummaryKind> {
     let text = text.trim_start();
+    // Every prefix opens with `[` (`summary_prefixes_open_with_a_bracket`): most messages are
+    // told apart by their first character. This runs on every message several times a pass.
+    if !text.starts_with(SUMMARY_OPENER) {
+        return None;
+    }
     if text.starts_with(PRIOR_CONTEXT_OPEN) {
         let merged = text
             .find(PRIOR_CONTEXT_CLOSE)
@@ -134,9 +139,25 @@ pub fn is_summary_message(message: &Message) -> bool {
     }
     match &message.content {
         Some(Content::Text(s)) => classify_summary_content(s).is_some(),
-        Some(c @ Content::Parts(_)) => classify_summary_content(&c.text()).is_some(),
+        // The parts are joined only when their text could open like a summary.
+        Some(c @ Content::Parts(parts)) => {
+            first_visible_char(parts) == Some(SUMMARY_OPENER)
+                && classify_summary_content(&c.text()).is_some()
+        }
         _ => false,
     }
+}
+
+/// What every summary prefix opens with.
+const SUMMARY_OPENER: char = '[';
+
+/// The first character of the parts' text, joined as [`Content::text`] joins it, that is not
+/// whitespace (the joining newlines are whitespace too).
+fn first_visible_char(parts: &[ContentPart]) -> Option<char> {
+    parts
+        .iter()
+        .filter_map(ContentPart::text_value)
+        .find_map(|t| t.trim_start().chars().next())
 }
 
 /// Whether the summary metadata key (ours or the reference design's) is set to `true`.
@@ -273,8 +294,38 @@ pub(crate) fn after_end_marker(text: &str) -> Option<&str> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::message::ContentPart;
     use proptest::prelude::*;
+
+    /// `classify_summary_content` turns away text that does not open with the bracket.
+    #[test]
+    fn summary_prefixes_open_with_a_bracket() {
+        let prefixes = [SUMMARY_PREFIX, PRIOR_CONTEXT_OPEN, LEGACY_TAG_PREFIX]
+            .into_iter()
+            .chain(LEGACY_PREFIXES);
+        for prefix in prefixes {
+            assert!(prefix.starts_with(SUMMARY_OPENER), "{prefix}");
+        }
+    }
+
+    proptest! {
+        /// A message of several parts is a summary exactly when its joined text reads as one.
+        #[test]
+        fn parts_are_judged_as_their_joined_text(
+            parts in proptest::collection::vec(
+                "( |\n|\t|x|\\[|\\[CONTEXT SUMMARY\\]:|\\[CONTEXT COMPACTION\\] s){0,4}",
+                0..4,
+            ),
+        ) {
+            let content = Content::Parts(parts.iter().map(|p| ContentPart::text(p.as_str())).collect());
+            let joined = content.text();
+            let mut message = Message::user("");
+            message.content = Some(content);
+            prop_assert_eq!(
+                is_summary_message(&message),
+                classify_summary_content(&joined).is_some()
+            );
+        }
+    }
 
     #[test]
     fn synthetic_flags_are_never_sent_and_never_written_but_a_users_meta_fields_are_kept() {
