@@ -474,22 +474,26 @@ fn make_one_line(text: &mut String) {
 
 /// [`cut_end`] of a string the caller owns: cut where it lies.
 fn cut_end_in_place(text: &mut String, max: usize) {
-    if text.char_indices().nth(max).is_none() {
-        return;
+    if let Some(end) = end_cut(text, max) {
+        text.truncate(end);
+        text.push_str("...");
     }
+}
+
+/// Where [`cut_end`] cuts `text` (a byte index, before the `...` it adds), or `None` when the
+/// text has at most `max` characters and is kept whole.
+fn end_cut(text: &str, max: usize) -> Option<usize> {
+    text.char_indices().nth(max)?;
     let keep = max.saturating_sub(3);
-    let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
-    text.truncate(end);
-    text.push_str("...");
+    Some(text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i))
 }
 
 /// Keeps the first `max` characters, marking the cut with `...`.
 fn cut_end(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
+    match end_cut(text, max) {
+        Some(end) => format!("{}...", &text[..end]),
+        None => text.to_string(),
     }
-    let head: String = text.chars().take(max.saturating_sub(3)).collect();
-    format!("{head}...")
 }
 
 /// Keeps the last `max` characters (where a path's file name is), marking the cut with `...`.

@@ -17,7 +17,7 @@ use crate::summary::failure_report::reads_as_failure;
 use crate::summary::sections;
 use crate::summary::span_calls::{SpanCall, SpanCalls};
 use crate::synthetic;
-use crate::tool_action::{self, ActionTable, ToolAction};
+use crate::tool_action::{self, ToolAction};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 
@@ -106,17 +106,7 @@ impl TaskLedger {
     /// A tool call is paired with the tool messages that follow its assistant message, so an
     /// exchange split across two calls loses its results (the call itself is still recorded).
     pub fn observe<M: Borrow<Message> + Sync>(&mut self, messages: &[M]) {
-        self.observe_with(messages, &ActionTable::default());
-    }
-
-    /// [`observe`](Self::observe), taking the calls' actions from `actions` where it holds
-    /// them (a compaction pass classifies each call once for all its parts).
-    pub fn observe_with<M: Borrow<Message> + Sync>(
-        &mut self,
-        messages: &[M],
-        actions: &ActionTable<'_>,
-    ) {
-        self.observe_calls(messages, &SpanCalls::new(messages, Some(actions)));
+        self.observe_calls(messages, &SpanCalls::new(messages, None));
     }
 
     /// [`observe`](Self::observe) with `messages`' tool calls already paired and judged
