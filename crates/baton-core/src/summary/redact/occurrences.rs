@@ -4,9 +4,11 @@
 //! A DFA walk is bound by latency, not by work: each byte's next state is a table load that
 //! depends on the previous one, so one walk over a text costs a load's latency per byte
 //! (~1.8 ns a byte here, with or without `aho-corasick`'s prefilter, which the redaction
-//! literals are too common for). Walking three parts of the text at once keeps three
-//! independent loads in flight and halves the time (real1's redaction scan 276 → 118–130 µs
-//! measured alone, `synth_10k`'s 9.1 → 4.5–4.8 ms; issue #17). SIMD searchers do not help:
+//! literals are too common for). Walking several parts of the text at once keeps that many
+//! independent loads in flight: three halved the time (real1's redaction scan 276 → 118–130 µs
+//! measured alone, `synth_10k`'s 9.1 → 4.5–4.8 ms; issue #17), and four, with the loop
+//! calling nothing until a part reaches a match ([`Occurrences::step_until_match`]), took
+//! another third off redacting real1's views. SIMD searchers do not help:
 //! `aho-corasick`'s Teddy over the 79 lowercased prefixes was twice as slow as the walk,
 //! its buckets too full to filter.
 //!
@@ -20,8 +22,9 @@
 use super::dfa_table::DfaTable;
 use std::ops::ControlFlow;
 
-/// Parts walked in step; two already gets most of the gain, eight is slower than three.
-const PARTS: usize = 3;
+/// Parts walked in step: four took 12–14% off redacting real1's and synth_10k's views
+/// against three, five and six were no better, eight was slower.
+const PARTS: usize = 4;
 
 /// Texts shorter than this are walked in one part: a seam's overlap and the step loop's
 /// setup would cost more than they save.
@@ -40,6 +43,8 @@ pub(super) struct Occurrence {
 /// occurrences, overlapping ones included.
 pub(super) struct Occurrences {
     table: DfaTable,
+    /// `table.classes` as an array, so a byte indexes it without a bounds check.
+    classes: [u8; 256],
     /// How far a part starts before its first reported end: the longest literal, less one.
     lead: usize,
 }
@@ -57,7 +62,12 @@ impl Occurrences {
     /// The automaton of tables built earlier (by the build script, for the redaction scan).
     pub(super) fn from_table(table: DfaTable) -> Option<Self> {
         let lead = usize::from(*table.literal_lens.iter().max()?).checked_sub(1)?;
-        Some(Occurrences { table, lead })
+        let classes = <[u8; 256]>::try_from(&*table.classes).ok()?;
+        Some(Occurrences {
+            table,
+            classes,
+            lead,
+        })
     }
 
     /// Calls `each` with every occurrence in `text`, in no particular order, until it breaks.
@@ -80,19 +90,15 @@ impl Occurrences {
                 reports_after[i] - self.lead
             }
         });
+        let parts: [&[u8]; PARTS] =
+            std::array::from_fn(|i| &text[reads_from[i]..reads_from[i] + part]);
         let mut states = [self.table.start; PARTS];
-        for step in 0..part {
-            let mut special = false;
+        let mut step = 0;
+        while let Some(done) = self.step_until_match(parts, &mut states, step) {
             for i in 0..PARTS {
-                states[i] = self.next(states[i], text[reads_from[i] + step]);
-                special |= self.is_match(states[i]);
+                self.report(states[i], reads_from[i] + done, reports_after[i], &mut each)?;
             }
-            if special {
-                for i in 0..PARTS {
-                    let end = reads_from[i] + step + 1;
-                    self.report(states[i], end, reports_after[i], &mut each)?;
-                }
-            }
+            step = done;
         }
         for i in 0..PARTS {
             let until = if i + 1 == PARTS {
@@ -104,6 +110,46 @@ impl Occurrences {
             self.walk(states[i], text, rest, reports_after[i], &mut each)?;
         }
         ControlFlow::Continue(())
+    }
+
+    /// Walks the parts in step from byte `from` of each (all are as long as the first) until a
+    /// state is a match state; `states` are the states reached, and the result is how many
+    /// bytes of each part were read then, `None` at the parts' end.
+    ///
+    /// The loop calls nothing and keeps each part and state in its own variable: with the
+    /// reporting inside it, the states and the parts' addresses lived on the stack and every
+    /// byte paid for the round trips (`perf annotate`, issue #17).
+    fn step_until_match(
+        &self,
+        [a, b, c, d]: [&[u8]; PARTS],
+        states: &mut [State; PARTS],
+        from: usize,
+    ) -> Option<usize> {
+        let len = a.len();
+        let (b, c, d) = (&b[..len], &c[..len], &d[..len]);
+        let trans: &[u16] = &self.table.trans;
+        let classes = &self.classes;
+        let below = self.table.match_below;
+        let next = |state: State, byte: u8| {
+            trans[usize::from(state) + usize::from(classes[usize::from(byte)])]
+        };
+        let [mut sa, mut sb, mut sc, mut sd] = *states;
+        let mut step = from;
+        let found = loop {
+            if step >= len {
+                break None;
+            }
+            sa = next(sa, a[step]);
+            sb = next(sb, b[step]);
+            sc = next(sc, c[step]);
+            sd = next(sd, d[step]);
+            step += 1;
+            if (sa < below) | (sb < below) | (sc < below) | (sd < below) {
+                break Some(step);
+            }
+        };
+        *states = [sa, sb, sc, sd];
+        found
     }
 
     /// One walk from `state` over `text[range]`, reporting occurrences that end after
@@ -126,7 +172,7 @@ impl Occurrences {
     }
 
     fn next(&self, state: State, byte: u8) -> State {
-        let class = self.table.classes[usize::from(byte)];
+        let class = self.classes[usize::from(byte)];
         self.table.trans[usize::from(state) + usize::from(class)]
     }
 
