@@ -417,16 +417,49 @@ pub(super) fn plural(n: usize, noun: &str) -> String {
 
 /// `s` on one line (whitespace runs collapsed), at most `max` characters with an ellipsis.
 pub(super) fn one_line(s: &str, max: usize) -> String {
-    // Built word by word and abandoned once past `max`: a long reply or output is read only
-    // as far as the line it gives.
-    // Sized once for what it can hold (a character is at most four bytes), and cut in place.
-    let mut flat = String::with_capacity(s.len().min(max.saturating_add(2).saturating_mul(4)));
-    let mut chars = 0;
-    for word in s.split_whitespace() {
-        if !flat.is_empty() {
+    // Byte by byte while the text is ASCII: summary lines are mostly commands and paths, and
+    // splitting them into Unicode words was a few percent of a real session's compaction
+    // (issue #17). Sized for what an ASCII line can hold.
+    let mut flat = String::with_capacity(s.len().min(max.saturating_add(2)));
+    let mut space = false;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        if !b.is_ascii() {
+            return words_one_line(flat, space, &s[i..], max);
+        }
+        // `char::is_whitespace` on ASCII: `u8::is_ascii_whitespace` leaves out the vertical tab.
+        if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            space = !flat.is_empty();
+            continue;
+        }
+        if space {
+            flat.push(' ');
+            space = false;
+        }
+        flat.push(char::from(b));
+        // One byte a character so far.
+        if flat.len() > max {
+            flat.truncate(max.saturating_sub(1));
+            flat.push('…');
+            return flat;
+        }
+    }
+    flat
+}
+
+/// [`one_line`] from the first byte that is not ASCII on: `flat` holds the line of the ASCII
+/// text before `rest` (a character a byte), `space` whether whitespace followed its last
+/// character. Built word by word and abandoned once past `max`, so a long reply or output is
+/// read only as far as the line it gives.
+fn words_one_line(mut flat: String, space: bool, rest: &str, max: usize) -> String {
+    let mut chars = flat.len();
+    // The first word goes on the last ASCII one when nothing separates them.
+    let mut glued = !space && !rest.starts_with(char::is_whitespace);
+    for word in rest.split_whitespace() {
+        if !glued && !flat.is_empty() {
             flat.push(' ');
             chars += 1;
         }
+        glued = false;
         flat.push_str(word);
         chars += word.chars().count();
         if chars > max {
@@ -465,6 +498,17 @@ mod tests {
         fn a_line_is_the_words_joined_and_cut(
             s in "[ab é漢\t\n \u{3000}]{0,24}",
             max in 0usize..12,
+        ) {
+            prop_assert_eq!(one_line(&s, max), one_line_by_joining(&s, max));
+        }
+
+        /// ASCII text read byte by byte, with every ASCII whitespace byte (the vertical tab
+        /// and form feed too), then other text from its first other character on, gives the
+        /// joined line, cut.
+        #[test]
+        fn a_line_read_partly_byte_by_byte_is_the_words_joined_and_cut(
+            s in "[ab.\t\n\r\x0B\x0C ]{0,16}[ab é漢\t\n \u{3000}\u{85}]{0,12}",
+            max in 0usize..20,
         ) {
             prop_assert_eq!(one_line(&s, max), one_line_by_joining(&s, max));
         }
