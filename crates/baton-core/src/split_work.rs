@@ -63,6 +63,68 @@ pub(crate) fn in_ranges<R: Send>(len: usize, work: impl Fn(Range<usize>) -> R + 
     done.into_iter().map(|(_, result)| result).collect()
 }
 
+/// `item(i)` for each `i` in `0..n`, where `n ≤ len` is only known once `decide` returns it:
+/// on a long enough list ([`SPLIT_FROM_ITEMS`]) other threads start on the items from the
+/// first one while the caller decides, then the caller joins them; items past `n` that were
+/// started meanwhile are thrown away.
+///
+/// For a pass's span: its views can be built from its first message while pruning and the
+/// tail walk decide where it ends (most of a long conversation is span, and the walk only
+/// settles its last few messages).
+pub(crate) fn items_ahead<T: Send, D>(
+    len: usize,
+    item: impl Fn(usize) -> T + Sync,
+    decide: impl FnOnce() -> (D, usize),
+) -> (D, Vec<T>) {
+    let threads = threads_for(len);
+    if threads <= 1 {
+        let (decided, n) = decide();
+        return (decided, (0..n.min(len)).map(item).collect());
+    }
+    let step = len
+        .div_ceil(threads * RANGES_PER_THREAD)
+        .min(AHEAD_RANGE_ITEMS);
+    let next = AtomicUsize::new(0);
+    // Lowered to `n` once it is known; a range is cut at whatever bound it read, never below
+    // `n`, so the ranges below `n` are whole and together cover it.
+    let limit = AtomicUsize::new(len);
+    let take_ranges = || {
+        let mut done = Vec::new();
+        loop {
+            let start = next.fetch_add(step, Ordering::Relaxed);
+            let bound = limit.load(Ordering::Relaxed);
+            if start >= bound {
+                return done;
+            }
+            let end = (start + step).min(bound);
+            done.push((start, (start..end).map(&item).collect::<Vec<T>>()));
+        }
+    };
+    let (decided, n, mut done) = std::thread::scope(|scope| {
+        let take_ranges = &take_ranges;
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(take_ranges)).collect();
+        let (decided, n) = decide();
+        let n = n.min(len);
+        limit.store(n, Ordering::Relaxed);
+        let mut done = take_ranges();
+        for other in others {
+            match other.join() {
+                Ok(theirs) => done.extend(theirs),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        (decided, n, done)
+    });
+    done.sort_unstable_by_key(|(start, _)| *start);
+    let mut items: Vec<T> = done.into_iter().flat_map(|(_, items)| items).collect();
+    items.truncate(n);
+    (decided, items)
+}
+
+/// The longest range [`items_ahead`] hands out: the threads must go on taking ranges after the
+/// caller decides, and a range past `n` is wasted.
+const AHEAD_RANGE_ITEMS: usize = 256;
+
 /// `a` and `b`, two independent pieces of work on `len` items: `a` on another thread while the
 /// caller does `b` when `len` is long enough to repay a thread ([`SPLIT_FROM_ITEMS`]), else
 /// one after the other on the caller.
@@ -134,6 +196,68 @@ mod tests {
                 assert_eq!(ranges.len(), 1, "len {len}");
             }
         }
+    }
+
+    /// Whatever `n` the decision gives, and however long it takes, each item below it comes
+    /// back once, in order, and nothing past it does.
+    #[test]
+    fn items_ahead_gives_the_items_below_the_decided_count_in_order() {
+        for (len, n, wait_ms) in [
+            (10, 7, 0),
+            (SPLIT_FROM_ITEMS - 1, SPLIT_FROM_ITEMS - 1, 0),
+            (3 * SPLIT_FROM_ITEMS + 7, 0, 0),
+            (3 * SPLIT_FROM_ITEMS + 7, 5, 2),
+            (3 * SPLIT_FROM_ITEMS + 7, 2 * SPLIT_FROM_ITEMS + 3, 0),
+            (3 * SPLIT_FROM_ITEMS + 7, 2 * SPLIT_FROM_ITEMS + 3, 5),
+            (3 * SPLIT_FROM_ITEMS + 7, 3 * SPLIT_FROM_ITEMS + 7, 5),
+            (3 * SPLIT_FROM_ITEMS + 7, 10 * SPLIT_FROM_ITEMS, 1),
+        ] {
+            let calls = AtomicUsize::new(0);
+            let (decided, items) = items_ahead(
+                len,
+                |i| {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    i * 2
+                },
+                || {
+                    std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+                    ("decided", n)
+                },
+            );
+            assert_eq!(decided, "decided");
+            let want: Vec<usize> = (0..n.min(len)).map(|i| i * 2).collect();
+            assert_eq!(items, want, "len {len}, n {n}");
+            assert!(calls.load(Ordering::Relaxed) <= len, "len {len}, n {n}");
+        }
+    }
+
+    /// On a long list the items are started before the decision returns.
+    #[test]
+    fn items_ahead_starts_before_the_decision_on_a_long_list() {
+        if threads_for(SPLIT_FROM_ITEMS) < 2 {
+            println!("one core: items_ahead runs everything after the decision here");
+            return;
+        }
+        let started = AtomicUsize::new(0);
+        let (seen, items) = items_ahead(
+            4 * SPLIT_FROM_ITEMS,
+            |i| {
+                started.fetch_add(1, Ordering::Relaxed);
+                i
+            },
+            || {
+                // Until another thread has started, or a generous while.
+                for _ in 0..2_000 {
+                    if started.load(Ordering::Relaxed) > 0 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                (started.load(Ordering::Relaxed), 2 * SPLIT_FROM_ITEMS)
+            },
+        );
+        assert!(seen > 0, "no item was started while deciding");
+        assert_eq!(items.len(), 2 * SPLIT_FROM_ITEMS);
     }
 
     #[test]

@@ -17,12 +17,13 @@ use crate::compress::sanitize;
 use crate::compress::threshold::{Budgets, summary_budget};
 use crate::compress::{CompressionResult, Outcome, assemble};
 use crate::message::{Content, ContentPart, Message, Role};
+use crate::split_work::items_ahead;
 use crate::summary::Summarizer;
 use crate::summary::gate::check_and_repair;
 use crate::summary::ledger::TaskLedger;
 use crate::summary::message_list::MessageList;
 use crate::summary::redact::redact;
-use crate::summary::redacted_views::redacted_views;
+use crate::summary::redacted_views::changed_view;
 use crate::summary::sections;
 use crate::summary::span_calls::SpanCalls;
 use crate::summary::view::ViewLimits;
@@ -83,25 +84,6 @@ fn has_tool_activity(messages: &[Message]) -> bool {
 
 pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let started = Instant::now();
-    // Pruning only touches tool results and tool-call arguments: a conversation without any
-    // skips it, and pruning owns only the messages it changes (`compress/pruned.rs`), so a
-    // pass never holds a second copy of a long conversation (issue #17 item 3). An old
-    // message is demoted only once something needs it pruned (`compress/lazy_prune.rs`): the
-    // span's messages are summarized from the originals, so their stubs would be thrown away.
-    let mut prune = if has_tool_activity(ctx.messages) {
-        LazyPrune::new(
-            ctx.messages,
-            &PruneConfig {
-                protect_tail_count: ctx.protect_last_n,
-                protect_tail_tokens: ctx.budgets.tail_tokens as usize,
-                ..PruneConfig::default()
-            },
-            counter(),
-            ctx.counts,
-        )
-    } else {
-        LazyPrune::untouched(ctx.messages, counter())
-    };
     // Pruning only rewrites tool results and arguments (never a role, an id, a user message
     // or a summary), so the boundaries read the original; only token counts differ: the
     // original's, except for the messages pruning changes. Output copies what it keeps from
@@ -119,13 +101,17 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         _ => head_end,
     };
     let start = boundary::align_forward(messages, head_end);
-    // The walk back from the end demotes each message it reaches, and no other.
-    let plan = boundary::plan_tail_with(
-        messages,
-        start,
-        ctx.budgets.tail_tokens as usize,
-        ctx.protect_last_n,
-        &|i| prune.count_of(i, original(i)) as usize,
+    // The span's views are built from its first message on while pruning and the tail walk
+    // decide where it ends (on a long conversation, on other threads: `items_ahead`).
+    let from_start = messages.get(start..).unwrap_or_default();
+    let ((mut prune, plan), ahead) = items_ahead(
+        from_start.len(),
+        |i| changed_view(&from_start[i], ViewLimits::EXTRACTIVE),
+        || {
+            let (prune, plan) = prune_and_plan_tail(&ctx, start, &original);
+            let n = plan.cut.saturating_sub(start);
+            ((prune, plan), n)
+        },
     );
     // The latest user message must follow the summary verbatim: when the cut passes it (it
     // sits at the head boundary, or the tail was over its ceiling), it is carried.
@@ -147,7 +133,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // The original's turns: the summary and the ledger read real outputs (exit codes,
     // errors), not the one-line stubs.
     let span = &messages[start..end];
-    let (span_previous, turn_list) = split_previous_summaries(span);
+    let (span_previous, turn_list, view_list) = split_previous_summaries(span, ahead);
     let turns = turn_list.refs();
     // Assembly drops every earlier summary, wherever it sits (head, span or kept tail), so
     // each one's body, and with it its task ledger, is carried into the new summary.
@@ -166,7 +152,6 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let budget = summary_budget(span_tokens, ctx.budgets.max_summary_tokens);
     // Summarizers and the ledger read bounded, redacted views: the start and end of each long
     // result, with exact counts of what was cut (see `summary::view`).
-    let view_list = redacted_views(&turns, ViewLimits::EXTRACTIVE);
     let views = view_list.refs();
     // The output keeps the head and the tail, pruned.
     prune.decide(0..start);
@@ -415,24 +400,70 @@ fn span_actions<'v>(mut actions: ActionTable<'v>, views: &[&'v Message]) -> Acti
 }
 
 /// Separates earlier summaries in the span (their bodies joined, newest last) from the real
-/// turns. Iterative compaction updates the previous summary instead of summarizing a summary.
-/// Turns are borrowed: the span can be tens of megabytes.
-fn split_previous_summaries(span: &[Message]) -> (Option<String>, MessageList<'_>) {
+/// turns, and gives each turn its bounded, redacted view: a real message's from `ahead` (the
+/// span's changed views by position, `None` where the view is the message itself), the own
+/// words of a summary merged into a real message viewed here. Iterative compaction updates the
+/// previous summary instead of summarizing a summary. Turns are borrowed: the span can be tens
+/// of megabytes.
+fn split_previous_summaries(
+    span: &[Message],
+    ahead: Vec<Option<Box<Message>>>,
+) -> (Option<String>, MessageList<'_>, MessageList<'_>) {
     let mut bodies = Vec::new();
     let mut turns = MessageList::with_capacity(span.len());
-    for m in span {
+    let mut views = MessageList::with_capacity(span.len());
+    for (m, view) in span.iter().zip(ahead) {
         if markers::is_summary_message(m) {
             bodies.push(markers::strip_summary_prefix(&m.text()));
             // A summary merged into a real message: that message's own words are a turn.
             if let Some(own) = assemble::unwrap_summary(m) {
+                let view = changed_view(&own, ViewLimits::EXTRACTIVE);
+                views.push(Cow::Owned(view.map_or_else(|| own.clone(), |v| *v)));
                 turns.push(Cow::Owned(own));
             }
         } else {
             turns.push(Cow::Borrowed(m));
+            views.push(view.map_or(Cow::Borrowed(m), |v| Cow::Owned(*v)));
         }
     }
     let previous = (!bodies.is_empty()).then(|| bodies.join("\n\n"));
-    (previous, turns)
+    (previous, turns, views)
+}
+
+/// Pruning with every pass over the whole conversation run, and the tail walk's plan: where the
+/// span ends (messages are demoted as the walk reaches them, and no others).
+fn prune_and_plan_tail<'a, 'c>(
+    ctx: &PassContext<'a>,
+    start: usize,
+    original: &dyn Fn(usize) -> u64,
+) -> (LazyPrune<'a, 'c>, boundary::TailPlan) {
+    // Pruning only touches tool results and tool-call arguments: a conversation without any
+    // skips it, and pruning owns only the messages it changes (`compress/pruned.rs`), so a
+    // pass never holds a second copy of a long conversation (issue #17 item 3). An old
+    // message is demoted only once something needs it pruned (`compress/lazy_prune.rs`): the
+    // span's messages are summarized from the originals, so their stubs would be thrown away.
+    let prune = if has_tool_activity(ctx.messages) {
+        LazyPrune::new(
+            ctx.messages,
+            &PruneConfig {
+                protect_tail_count: ctx.protect_last_n,
+                protect_tail_tokens: ctx.budgets.tail_tokens as usize,
+                ..PruneConfig::default()
+            },
+            counter(),
+            ctx.counts,
+        )
+    } else {
+        LazyPrune::untouched(ctx.messages, counter())
+    };
+    let plan = boundary::plan_tail_with(
+        ctx.messages,
+        start,
+        ctx.budgets.tail_tokens as usize,
+        ctx.protect_last_n,
+        &|i| prune.count_of(i, original(i)) as usize,
+    );
+    (prune, plan)
 }
 
 /// The ledger carried by the previous summary, updated with the span's tool calls; the active

@@ -30,12 +30,16 @@ pub fn redacted_views<'a>(turns: &[&'a Message], limits: ViewLimits) -> MessageL
 /// The view of each message of `part` that differs from the message, `None` where it is the
 /// message itself.
 fn changed_views(part: &[&Message], limits: ViewLimits) -> Vec<Option<Box<Message>>> {
-    part.iter()
-        .map(|m| match redact_view(message_view(m, limits)) {
-            Cow::Borrowed(_) => None,
-            Cow::Owned(owned) => Some(Box::new(owned)),
-        })
-        .collect()
+    part.iter().map(|m| changed_view(m, limits)).collect()
+}
+
+/// The view of `message` cut to `limits` and redacted when it differs from the message, `None`
+/// where it is the message itself.
+pub(crate) fn changed_view(message: &Message, limits: ViewLimits) -> Option<Box<Message>> {
+    match redact_view(message_view(message, limits)) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(owned) => Some(Box::new(owned)),
+    }
 }
 
 #[cfg(test)]
