@@ -526,3 +526,50 @@ fn first_user_request(messages: &[Message]) -> Option<String> {
     let text: String = first.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
     (!text.trim().is_empty()).then(|| redact(&text).into_owned())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::compress::markers::{
+        PRIOR_CONTEXT_CLOSE, PRIOR_CONTEXT_OPEN, SUMMARY_PREFIX, mark_summary,
+    };
+    use crate::summary::redacted_views::redacted_views;
+
+    /// Each turn's view, taken from the span's views by position, is the one `redacted_views`
+    /// makes of the turn: a redacted secret, a cut result, an earlier summary left out of the
+    /// turns and a summary merged into a user message viewed as that message's own words.
+    #[test]
+    fn each_turn_gets_the_view_redacted_views_makes_of_it() {
+        let mut merged = Message::user(format!(
+            "{PRIOR_CONTEXT_OPEN}\nplease also fix the tests\n\n{PRIOR_CONTEXT_CLOSE}\n\n{SUMMARY_PREFIX}\nmerged body"
+        ));
+        mark_summary(&mut merged);
+        let span = vec![
+            Message::user("use OPENAI_API_KEY=sk-proj-0001abcdefghijklmnopqrstuvwxyz0123 now"),
+            Message::tool("c1", "build log line\n".repeat(400)),
+            Message::assistant(format!("{SUMMARY_PREFIX}\nold summary body")),
+            merged,
+            Message::assistant("done"),
+        ];
+        let ahead = span
+            .iter()
+            .map(|m| changed_view(m, ViewLimits::EXTRACTIVE))
+            .collect();
+        let (previous, turns, views) = split_previous_summaries(&span, ahead);
+        let expected = redacted_views(&turns.refs(), ViewLimits::EXTRACTIVE);
+        assert_eq!(views.refs(), expected.refs());
+        let (turns, views) = (turns.refs(), views.refs());
+        assert_eq!(turns.len(), 4);
+        let previous = previous.unwrap();
+        assert!(previous.contains("old summary body") && previous.contains("merged body"));
+        assert!(
+            views[0].text().contains("[REDACTED]"),
+            "{}",
+            views[0].text()
+        );
+        assert!(views[1].text().contains("view omitted"));
+        assert_eq!(turns[2].text(), "please also fix the tests");
+        assert!(std::ptr::eq(views[3], &span[4]));
+    }
+}
