@@ -393,6 +393,7 @@ fn previous_summaries(head: &[Message], span: Option<String>, tail: &[Message]) 
 /// classified for their stubs (`actions`) are not classified again, and the ledger and the
 /// summary read them all from the table.
 fn span_actions<'v>(mut actions: ActionTable<'v>, views: &[&'v Message]) -> ActionTable<'v> {
+    actions.reserve(views.iter().map(|m| m.calls().len()).sum());
     for call in views.iter().flat_map(|m| m.calls()) {
         actions.classify(&call.function.name, &call.function.arguments);
     }

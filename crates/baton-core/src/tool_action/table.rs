@@ -39,6 +39,12 @@ impl<'m> ActionTable<'m> {
         }
     }
 
+    /// Room for `additional` more calls: a pass knows how many its span holds, and growing the
+    /// table as they come rehashed it several times (`perf record`, issue #17).
+    pub fn reserve(&mut self, additional: usize) {
+        self.by_call.reserve(additional);
+    }
+
     /// Adds the calls `other` classified (a range of a pass classified on another thread).
     pub fn absorb(&mut self, other: ActionTable<'m>) {
         self.by_call.extend(other.by_call);
