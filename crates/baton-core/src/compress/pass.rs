@@ -410,6 +410,11 @@ fn split_previous_summaries(
     span: &[Message],
     ahead: Vec<Option<Box<Message>>>,
 ) -> (Option<String>, MessageList<'_>, MessageList<'_>) {
+    debug_assert_eq!(
+        ahead.len(),
+        span.len(),
+        "a view for each of the span's messages"
+    );
     let mut bodies = Vec::new();
     let mut turns = MessageList::with_capacity(span.len());
     let mut views = MessageList::with_capacity(span.len());
