@@ -748,13 +748,13 @@ pub fn error_excerpt(result: &str) -> String {
 
 /// Question sentences of a user message (ending in `?` or `？`), each at most 300 characters.
 pub fn questions(text: &str) -> Vec<String> {
-    questions_among(&sentences(text))
+    questions_among(sentences(text))
 }
 
 /// The questions among a text's [`sentences`], clipped as [`questions`] clips them.
-pub fn questions_among(sentences: &[String]) -> Vec<String> {
+pub fn questions_among<'s>(sentences: impl IntoIterator<Item = &'s str>) -> Vec<String> {
     sentences
-        .iter()
+        .into_iter()
         .filter(|s| s.ends_with('?') || s.ends_with('？'))
         .map(|s| clip(s, QUESTION_MAX_CHARS))
         .collect()

@@ -1,10 +1,20 @@
 //! Prose split into sentences: a request's constraints, decisions and questions are read one
 //! sentence at a time, by the ledger and by the extractive summary.
 
+use std::ops::Range;
+
 /// Splits prose into sentences: at newlines, at CJK full stops, and at `.`/`!`/`?` followed by
 /// whitespace or the end (so `main.rs` and `?q=1` stay whole). Fenced code is skipped.
-pub fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut ranges = Vec::new();
+    sentence_ranges(text, &mut ranges);
+    ranges.into_iter().map(|r| &text[r]).collect()
+}
+
+/// [`sentences`] as byte ranges of `text`, appended to `out`: a long span splits every user
+/// request, and a string per sentence was an allocation and a copy each (`perf record` of
+/// `synth_100k`, issue #17).
+pub fn sentence_ranges(text: &str, out: &mut Vec<Range<usize>>) {
     let mut in_fence = false;
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
@@ -12,17 +22,21 @@ pub fn sentences(text: &str) -> Vec<String> {
             continue;
         }
         if !in_fence {
-            split_line_into_sentences(line, &mut out);
+            split_line_into_sentences(line, offset_in(text, line), out);
         }
     }
-    out
 }
 
-/// The sentences of one line, found by jumping between the bytes that can end one (`.`, `!`,
-/// `?` and the lead byte of `。`, `！`, `？`) rather than decoding every character: every user
-/// request of a long span is split, and the character walk was a twentieth of summarizing
-/// `synth_10k` (`perf record`, issue #17).
-fn split_line_into_sentences(line: &str, out: &mut Vec<String>) {
+/// Where `part`, a slice of `text`, starts in it.
+fn offset_in(text: &str, part: &str) -> usize {
+    part.as_ptr() as usize - text.as_ptr() as usize
+}
+
+/// The sentences of one line (at `base` in its text), found by jumping between the bytes that
+/// can end one (`.`, `!`, `?` and the lead byte of `。`, `！`, `？`) rather than decoding every
+/// character: every user request of a long span is split, and the character walk was a
+/// twentieth of summarizing `synth_10k` (`perf record`, issue #17).
+fn split_line_into_sentences(line: &str, base: usize, out: &mut Vec<Range<usize>>) {
     let bytes = line.as_bytes();
     let (mut start, mut at) = (0, 0);
     while let Some(found) = bytes[at..].iter().position(|&b| may_end_sentence(b)) {
@@ -30,13 +44,13 @@ fn split_line_into_sentences(line: &str, out: &mut Vec<String>) {
         let i = at + found;
         match sentence_end_at(line, i) {
             Some(end) => {
-                push_sentence(&line[start..end], out);
+                push_sentence(line, start..end, base, out);
                 (start, at) = (end, end);
             }
             None => at = i + 1,
         }
     }
-    push_sentence(&line[start..], out);
+    push_sentence(line, start..line.len(), base, out);
 }
 
 /// `.`, `!`, `?`, or the lead byte shared by `。` (E3) and by `！`/`？` (EF).
@@ -57,10 +71,12 @@ fn sentence_end_at(line: &str, i: usize) -> Option<usize> {
     ends.then(|| i + c.len_utf8())
 }
 
-fn push_sentence(sentence: &str, out: &mut Vec<String>) {
-    let s = sentence.trim();
+/// The sentence at `range` of `line` (at `base` in its text), trimmed, unless it is blank.
+fn push_sentence(line: &str, range: Range<usize>, base: usize, out: &mut Vec<Range<usize>>) {
+    let s = line[range].trim();
     if !s.is_empty() {
-        out.push(s.to_string());
+        let start = base + offset_in(line, s);
+        out.push(start..start + s.len());
     }
 }
 
@@ -84,8 +100,30 @@ mod tests {
         );
     }
 
+    /// Each sentence is found at its place in the whole text, whatever ends the lines.
+    #[test]
+    fn sentences_are_the_texts_own_slices_across_lines() {
+        let text = "  first. second\r\n\nthird? 好。\n```\nskip. this\n```\n last ";
+        assert_eq!(
+            sentences(text),
+            vec!["first.", "second", "third?", "好。", "last"]
+        );
+        let already = 0..0;
+        let mut ranges = Vec::new();
+        ranges.push(already);
+        sentence_ranges(text, &mut ranges);
+        assert_eq!(ranges.len(), 6, "appended after what was there");
+        assert_eq!(&text[ranges[3].clone()], "third?");
+    }
+
     /// The definition: every character looked at, with the one after it.
-    fn split_by_characters(line: &str) -> Vec<String> {
+    fn split_by_characters(line: &str) -> Vec<&str> {
+        fn push_sentence<'l>(s: &'l str, out: &mut Vec<&'l str>) {
+            let s = s.trim();
+            if !s.is_empty() {
+                out.push(s);
+            }
+        }
         let mut out = Vec::new();
         let mut start = 0;
         let mut chars = line.char_indices().peekable();
@@ -112,7 +150,8 @@ mod tests {
             line in "[a.!?。！？ \t\u{a0}\u{3000}・ｆé]{0,16}",
         ) {
             let mut fast = Vec::new();
-            split_line_into_sentences(&line, &mut fast);
+            split_line_into_sentences(&line, 0, &mut fast);
+            let fast: Vec<&str> = fast.into_iter().map(|r| &line[r]).collect();
             prop_assert_eq!(fast, split_by_characters(&line));
         }
     }

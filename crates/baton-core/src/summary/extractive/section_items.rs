@@ -37,7 +37,7 @@ pub(super) fn goal(span: &Span<'_>, prev: Option<&str>, first_request: Option<&s
         .filter(|b| !b.is_empty() && *b != NO_GOAL && synthetic::classify_text(b).is_none());
     let first = first_request
         .filter(|t| !t.trim().is_empty())
-        .or(span.requests.first().map(|(_, t)| t.as_str()));
+        .or(span.requests.first().map(|(_, t)| t.as_ref()));
     match (carried, first) {
         (Some(goal), _) => goal.to_string(),
         (None, Some(first)) => one_line(first, GOAL_MAX_CHARS),
@@ -121,7 +121,7 @@ pub(super) fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
         for sentence in sentences(&text) {
             let lower = sentence.to_lowercase();
             if focus.iter().any(|t| lower.contains(t.as_str())) {
-                out.push(one_line(&sentence, LINE_MAX_CHARS));
+                out.push(one_line(sentence, LINE_MAX_CHARS));
             }
         }
     }
@@ -252,13 +252,10 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
 pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, Bullets) {
     let mut constraints = Distinct::from_items(carried_bullets(prev, sections::CONSTRAINTS));
     let mut decisions = Distinct::from_items(carried_bullets(prev, sections::KEY_DECISIONS));
-    let sources = span
-        .requests
-        .iter()
-        .zip(span.request_sentences())
-        .filter(|((_, t), _)| t.chars().count() <= STATEMENT_SOURCE_MAX_CHARS);
-    for (_, sentences) in sources {
-        for sentence in sentences {
+    let sources = (0..span.requests.len())
+        .filter(|&k| span.requests[k].1.chars().count() <= STATEMENT_SOURCE_MAX_CHARS);
+    for k in sources {
+        for sentence in span.sentences_of(k) {
             let len = sentence.chars().count();
             if !STATEMENT_CHARS.contains(&len)
                 || sentence.ends_with('?')
@@ -295,8 +292,8 @@ pub(super) fn questions(
 ) -> (Bullets, Bullets) {
     let mut resolved = Distinct::from_items(carried_bullets(prev, sections::RESOLVED_QUESTIONS));
     let mut pending = Distinct::default();
-    for ((i, _), sentences) in span.requests.iter().zip(span.request_sentences()) {
-        for q in ledger::questions_among(sentences) {
+    for (k, (i, _)) in span.requests.iter().enumerate() {
+        for q in ledger::questions_among(span.sentences_of(k)) {
             let q = one_line(&q, LINE_MAX_CHARS);
             match span.reply_after(*i) {
                 Some(reply) => {

@@ -3,16 +3,17 @@
 
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
-use crate::summary::sentences::sentences;
+use crate::summary::sentences::sentence_ranges;
+use std::ops::Range;
 
 /// What the span says, gathered once.
 pub(super) struct Span<'a> {
     pub(super) turns: &'a [&'a Message],
-    /// Real user requests: position and text.
-    pub(super) requests: Vec<(usize, String)>,
-    /// The sentences of each request (as `requests`): split once, on first use, for the
-    /// questions and the user's statements (see [`Span::request_sentences`]).
-    request_sentences: std::sync::OnceLock<Vec<Vec<String>>>,
+    /// Real user requests: position and text (borrowed unless joined from parts).
+    pub(super) requests: Vec<(usize, Cow<'a, str>)>,
+    /// The sentences of every request: split once, on first use, for the questions and the
+    /// user's statements (see [`Span::sentences_of`]).
+    request_sentences: std::sync::OnceLock<RequestSentences>,
     /// Positions of assistant messages with text.
     pub(super) replies: Vec<usize>,
     /// The span's calls: the pass's own list when it has one (the ledger read the same
@@ -32,8 +33,8 @@ impl<'a> Span<'a> {
             Some(given) => Cow::Borrowed(given.as_slice()),
             None => Cow::Owned(SpanCalls::new(turns, actions).into_vec()),
         };
-        let requests: Vec<(usize, String)> = positions(ledger::is_real_request)
-            .map(|(i, m)| (i, m.text()))
+        let requests: Vec<(usize, Cow<'a, str>)> = positions(ledger::is_real_request)
+            .map(|(i, m)| (i, ledger::message_text(m)))
             .collect();
         Span {
             turns,
@@ -44,16 +45,25 @@ impl<'a> Span<'a> {
         }
     }
 
-    /// The sentences of each request (as `requests`). Split on first use, not in `new`: only
+    /// The sentences of request `k` (of `requests`). Split on first use, not in `new`: only
     /// the sections that read the user's words need them, and on a long span those run on
     /// another thread beside the others (`Draft::build`).
-    pub(super) fn request_sentences(&self) -> &[Vec<String>] {
-        self.request_sentences.get_or_init(|| {
-            self.requests
-                .iter()
-                .map(|(_, text)| sentences(text))
-                .collect()
-        })
+    pub(super) fn sentences_of(&self, k: usize) -> impl Iterator<Item = &str> {
+        let split = self.request_sentences.get_or_init(|| {
+            let mut split = RequestSentences::default();
+            for (_, text) in &self.requests {
+                split.starts.push(split.ranges.len());
+                sentence_ranges(text, &mut split.ranges);
+            }
+            split.starts.push(split.ranges.len());
+            split
+        });
+        let text: &str = self.requests.get(k).map_or("", |(_, t)| t);
+        let mine = match (split.starts.get(k), split.starts.get(k + 1)) {
+            (Some(&from), Some(&to)) => &split.ranges[from..to],
+            _ => &[],
+        };
+        mine.iter().map(move |r| &text[r.clone()])
     }
 
     /// The first assistant text after position `i`.
@@ -65,6 +75,14 @@ impl<'a> Span<'a> {
         // Borrowed: only its first line is read.
         Some(ledger::message_text(self.turns[j]))
     }
+}
+
+/// Every request's sentences as byte ranges of its text, all in one list: request `k`'s are
+/// `ranges[starts[k]..starts[k + 1]]` (two allocations for a span's thousands of requests).
+#[derive(Default)]
+struct RequestSentences {
+    ranges: Vec<Range<usize>>,
+    starts: Vec<usize>,
 }
 
 /// How a call reads in a summary line (the summary's wording; the call itself is shared with
