@@ -34,32 +34,7 @@ pub(crate) fn in_ranges<R: Send>(len: usize, work: impl Fn(Range<usize>) -> R + 
         return vec![work(0..len)];
     }
     let step = len.div_ceil(threads * RANGES_PER_THREAD);
-    let next = AtomicUsize::new(0);
-    let take_ranges = || {
-        let mut done = Vec::new();
-        loop {
-            let start = next.fetch_add(step, Ordering::Relaxed);
-            if start >= len {
-                return done;
-            }
-            done.push((start, work(start..(start + step).min(len))));
-        }
-    };
-    let mut done = std::thread::scope(|scope| {
-        let take_ranges = &take_ranges;
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(take_ranges)).collect();
-        let mut done = take_ranges();
-        for other in others {
-            match other.join() {
-                Ok(theirs) => done.extend(theirs),
-                // A panic in the work is a bug; it is raised here as it would have been had
-                // this thread done that range itself.
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        done
-    });
-    done.sort_unstable_by_key(|(start, _)| *start);
+    let ((), done) = ranges_on_threads(threads, step, len, work, || ((), len));
     done.into_iter().map(|(_, result)| result).collect()
 }
 
@@ -84,9 +59,30 @@ pub(crate) fn items_ahead<T: Send, D>(
     let step = len
         .div_ceil(threads * RANGES_PER_THREAD)
         .min(AHEAD_RANGE_ITEMS);
+    let work = |range: Range<usize>| range.map(&item).collect::<Vec<T>>();
+    let ((decided, n), done) = ranges_on_threads(threads, step, len, work, || {
+        let (decided, n) = decide();
+        let n = n.min(len);
+        ((decided, n), n)
+    });
+    let mut items: Vec<T> = done.into_iter().flat_map(|(_, items)| items).collect();
+    items.truncate(n);
+    (decided, items)
+}
+
+/// The ranges of `step` items that `threads` threads (the caller one of them) take from a
+/// shared counter and give to `work`, with their starts, in order. The other threads start at
+/// once; the caller first runs `decide`, whose bound (at most `len`) ends the ranges from
+/// then on: a range is cut at whatever bound it read, never below the decided one, so the
+/// ranges below it are whole and together cover it.
+fn ranges_on_threads<R: Send, D>(
+    threads: usize,
+    step: usize,
+    len: usize,
+    work: impl Fn(Range<usize>) -> R + Sync,
+    decide: impl FnOnce() -> (D, usize),
+) -> (D, Vec<(usize, R)>) {
     let next = AtomicUsize::new(0);
-    // Lowered to `n` once it is known; a range is cut at whatever bound it read, never below
-    // `n`, so the ranges below `n` are whole and together cover it.
     let limit = AtomicUsize::new(len);
     let take_ranges = || {
         let mut done = Vec::new();
@@ -96,29 +92,27 @@ pub(crate) fn items_ahead<T: Send, D>(
             if start >= bound {
                 return done;
             }
-            let end = (start + step).min(bound);
-            done.push((start, (start..end).map(&item).collect::<Vec<T>>()));
+            done.push((start, work(start..(start + step).min(bound))));
         }
     };
-    let (decided, n, mut done) = std::thread::scope(|scope| {
+    let (decided, mut done) = std::thread::scope(|scope| {
         let take_ranges = &take_ranges;
         let others: Vec<_> = (1..threads).map(|_| scope.spawn(take_ranges)).collect();
-        let (decided, n) = decide();
-        let n = n.min(len);
-        limit.store(n, Ordering::Relaxed);
+        let (decided, bound) = decide();
+        limit.store(bound.min(len), Ordering::Relaxed);
         let mut done = take_ranges();
         for other in others {
             match other.join() {
                 Ok(theirs) => done.extend(theirs),
+                // A panic in the work is a bug; it is raised here as it would have been had
+                // this thread done that range itself.
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
-        (decided, n, done)
+        (decided, done)
     });
     done.sort_unstable_by_key(|(start, _)| *start);
-    let mut items: Vec<T> = done.into_iter().flat_map(|(_, items)| items).collect();
-    items.truncate(n);
-    (decided, items)
+    (decided, done)
 }
 
 /// The longest range [`items_ahead`] hands out: the threads must go on taking ranges after the

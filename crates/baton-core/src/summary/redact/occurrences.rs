@@ -130,9 +130,7 @@ impl Occurrences {
         let trans: &[u16] = &self.table.trans;
         let classes = &self.classes;
         let below = self.table.match_below;
-        let next = |state: State, byte: u8| {
-            trans[usize::from(state) + usize::from(classes[usize::from(byte)])]
-        };
+        let next = |state: State, byte: u8| next_state(trans, classes, state, byte);
         let [mut sa, mut sb, mut sc, mut sd] = *states;
         let mut step = from;
         let found = loop {
@@ -172,8 +170,7 @@ impl Occurrences {
     }
 
     fn next(&self, state: State, byte: u8) -> State {
-        let class = self.classes[usize::from(byte)];
-        self.table.trans[usize::from(state) + usize::from(class)]
+        next_state(&self.table.trans, &self.classes, state, byte)
     }
 
     fn is_match(&self, state: State) -> bool {
@@ -214,6 +211,11 @@ impl Occurrences {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// The state after `byte` from `state` (see [`DfaTable`]).
+fn next_state(trans: &[u16], classes: &[u8; 256], state: State, byte: u8) -> State {
+    trans[usize::from(state) + usize::from(classes[usize::from(byte)])]
 }
 
 #[cfg(test)]
