@@ -49,6 +49,43 @@ pub enum ToolAction {
 }
 
 impl ToolAction {
+    /// The texts the action holds (paths, command, pattern, target, goal), in field order.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        let (first, second, rest): (Option<&String>, Option<&String>, &[String]) = match self {
+            ToolAction::Read { path, .. }
+            | ToolAction::Write { path, .. }
+            | ToolAction::Edit { path } => (Some(path), None, &[]),
+            ToolAction::Patch { paths } => (None, None, paths),
+            ToolAction::Command { command } => (Some(command), None, &[]),
+            ToolAction::Search { pattern, path } => (Some(pattern), path.as_ref(), &[]),
+            ToolAction::Web { target } => (Some(target), None, &[]),
+            ToolAction::Delegate { goal } => (Some(goal), None, &[]),
+            ToolAction::Other => (None, None, &[]),
+        };
+        first
+            .into_iter()
+            .chain(second)
+            .chain(rest)
+            .map(String::as_str)
+    }
+
+    /// [`texts`](Self::texts), to rewrite in place.
+    pub fn texts_mut(&mut self) -> Vec<&mut String> {
+        match self {
+            ToolAction::Read { path, .. }
+            | ToolAction::Write { path, .. }
+            | ToolAction::Edit { path } => vec![path],
+            ToolAction::Patch { paths } => paths.iter_mut().collect(),
+            ToolAction::Command { command } => vec![command],
+            ToolAction::Search { pattern, path } => {
+                std::iter::once(pattern).chain(path.as_mut()).collect()
+            }
+            ToolAction::Web { target } => vec![target],
+            ToolAction::Delegate { goal } => vec![goal],
+            ToolAction::Other => Vec::new(),
+        }
+    }
+
     /// Files this action modified.
     pub fn modified_paths(&self) -> Vec<&str> {
         match self {

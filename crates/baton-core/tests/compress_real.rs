@@ -214,6 +214,25 @@ fn transcript_with_secrets() -> Vec<Message> {
             r#"{"file_path":"/srv/.env"}"#,
         )]),
         Message::tool("c2", format!("SLACK_BOT_TOKEN={}\n{pem}", SECRETS[6])),
+        // A tool nothing is known about (its arguments are shown), and a command whose token
+        // straddles the 120 characters a summary line keeps of it: redacted before any cut.
+        Message::assistant_tool_calls(vec![
+            ToolCall::function(
+                "c3",
+                "deploy_service",
+                format!(r#"{{"service":"api","api_key":"{}"}}"#, SECRETS[0]),
+            ),
+            ToolCall::function(
+                "c4",
+                "Bash",
+                format!(
+                    r#"{{"command":"cd /srv/deploy/services/api && ./scripts/release.sh --region eu-west-1 --env prod https://hooks.example.com/{} --verbose"}}"#,
+                    SECRETS[2]
+                ),
+            ),
+        ]),
+        Message::tool("c3", "deployed"),
+        Message::tool("c4", "released\nexit code: 0"),
         Message::assistant("All configured.".to_string()),
     ];
     // Enough ordinary conversation after the secrets that a summary is smaller than the span.
@@ -264,6 +283,11 @@ fn extractive_summary_of_a_transcript_with_secrets_has_none() {
     let summary = result.summary.unwrap();
     for secret in SECRETS {
         assert!(!summary.contains(secret), "summary kept {secret}");
+    }
+    // Nor any piece of one: a secret cut before it was redacted would leave its start.
+    for piece in SECRETS.iter().flat_map(|s| s.as_bytes().windows(10)) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        assert!(!summary.contains(piece), "summary kept {piece}:\n{summary}");
     }
 }
 

@@ -23,10 +23,9 @@ use crate::summary::gate::check_and_repair;
 use crate::summary::ledger::TaskLedger;
 use crate::summary::message_list::MessageList;
 use crate::summary::redact::redact;
-use crate::summary::redacted_views::changed_view;
+use crate::summary::redacted_views::changed_span_view;
 use crate::summary::sections;
 use crate::summary::span_calls::SpanCalls;
-use crate::summary::view::ViewLimits;
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tool_action::ActionTable;
 use std::borrow::Cow;
@@ -106,7 +105,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let from_start = messages.get(start..).unwrap_or_default();
     let ((mut prune, plan), ahead) = items_ahead(
         from_start.len(),
-        |i| changed_view(&from_start[i], ViewLimits::EXTRACTIVE),
+        |i| changed_span_view(&from_start[i]),
         || {
             let (prune, plan) = prune_and_plan_tail(&ctx, start, &original);
             let n = plan.cut.saturating_sub(start);
@@ -423,7 +422,7 @@ fn split_previous_summaries(
             bodies.push(markers::strip_summary_prefix(&m.text()));
             // A summary merged into a real message: that message's own words are a turn.
             if let Some(own) = assemble::unwrap_summary(m) {
-                let view = changed_view(&own, ViewLimits::EXTRACTIVE);
+                let view = changed_span_view(&own);
                 views.push(Cow::Owned(view.map_or_else(|| own.clone(), |v| *v)));
                 turns.push(Cow::Owned(own));
             }
@@ -540,33 +539,42 @@ mod tests {
     use crate::compress::markers::{
         PRIOR_CONTEXT_CLOSE, PRIOR_CONTEXT_OPEN, SUMMARY_PREFIX, mark_summary,
     };
-    use crate::summary::redacted_views::redacted_views;
+    use crate::message::ToolCall;
 
-    /// Each turn's view, taken from the span's views by position, is the one `redacted_views`
-    /// makes of the turn: a redacted secret, a cut result, an earlier summary left out of the
-    /// turns and a summary merged into a user message viewed as that message's own words.
+    /// Each turn's view, taken from the span's views by position, is the one
+    /// `changed_span_view` makes of the turn: a redacted secret, a cut result, a call's
+    /// arguments as written, an earlier summary left out of the turns and a summary merged into
+    /// a user message viewed as that message's own words.
     #[test]
-    fn each_turn_gets_the_view_redacted_views_makes_of_it() {
+    fn each_turn_gets_the_view_changed_span_view_makes_of_it() {
         let mut merged = Message::user(format!(
             "{PRIOR_CONTEXT_OPEN}\nplease also fix the tests\n\n{PRIOR_CONTEXT_CLOSE}\n\n{SUMMARY_PREFIX}\nmerged body"
         ));
         mark_summary(&mut merged);
+        let key = "sk-proj-0001abcdefghijklmnopqrstuvwxyz0123";
         let span = vec![
-            Message::user("use OPENAI_API_KEY=sk-proj-0001abcdefghijklmnopqrstuvwxyz0123 now"),
+            Message::user(format!("use OPENAI_API_KEY={key} now")),
             Message::tool("c1", "build log line\n".repeat(400)),
             Message::assistant(format!("{SUMMARY_PREFIX}\nold summary body")),
             merged,
             Message::assistant("done"),
+            Message::assistant_tool_calls(vec![ToolCall::function(
+                "c2",
+                "Bash",
+                format!(r#"{{"command":"OPENAI_API_KEY={key} make"}}"#),
+            )]),
         ];
-        let ahead = span
-            .iter()
-            .map(|m| changed_view(m, ViewLimits::EXTRACTIVE))
-            .collect();
+        let ahead = span.iter().map(changed_span_view).collect();
         let (previous, turns, views) = split_previous_summaries(&span, ahead);
-        let expected = redacted_views(&turns.refs(), ViewLimits::EXTRACTIVE);
-        assert_eq!(views.refs(), expected.refs());
+        let expected: Vec<Message> = turns
+            .refs()
+            .iter()
+            .map(|t| changed_span_view(t).map_or_else(|| (*t).clone(), |v| *v))
+            .collect();
+        let expected: Vec<&Message> = expected.iter().collect();
+        assert_eq!(views.refs(), expected);
         let (turns, views) = (turns.refs(), views.refs());
-        assert_eq!(turns.len(), 4);
+        assert_eq!(turns.len(), 5);
         let previous = previous.unwrap();
         assert!(previous.contains("old summary body") && previous.contains("merged body"));
         assert!(
@@ -577,5 +585,7 @@ mod tests {
         assert!(views[1].text().contains("view omitted"));
         assert_eq!(turns[2].text(), "please also fix the tests");
         assert!(std::ptr::eq(views[3], &span[4]));
+        // The call is left as written: what a summary shows of it is redacted by `SpanCalls`.
+        assert!(std::ptr::eq(views[4], &span[5]));
     }
 }

@@ -6,7 +6,7 @@
 //! threads (`crate::split_work`).
 
 use super::message_list::MessageList;
-use super::redact::redact_view;
+use super::redact::{redact_view, redact_view_text};
 use super::view::{ViewLimits, message_view};
 use crate::message::Message;
 use crate::split_work::in_ranges;
@@ -36,7 +36,23 @@ fn changed_views(part: &[&Message], limits: ViewLimits) -> Vec<Option<Box<Messag
 /// The view of `message` cut to `limits` and redacted when it differs from the message, `None`
 /// where it is the message itself.
 pub(crate) fn changed_view(message: &Message, limits: ViewLimits) -> Option<Box<Message>> {
-    match redact_view(message_view(message, limits)) {
+    changed(redact_view(message_view(message, limits)))
+}
+
+/// The view a compaction pass's extractive readers (the summary, the ledger) take of a span
+/// message, when it differs from the message: cut to [`ViewLimits::EXTRACTIVE`] and its text
+/// redacted, its tool calls as written. Those readers see calls only through
+/// `summary::span_calls`, which redacts what a summary line can show of one (its action's
+/// texts, the arguments of an unknown tool), so the arguments are not scanned whole here.
+pub(crate) fn changed_span_view(message: &Message) -> Option<Box<Message>> {
+    changed(redact_view_text(message_view(
+        message,
+        ViewLimits::EXTRACTIVE,
+    )))
+}
+
+fn changed(view: Cow<'_, Message>) -> Option<Box<Message>> {
+    match view {
         Cow::Borrowed(_) => None,
         Cow::Owned(owned) => Some(Box::new(owned)),
     }

@@ -12,18 +12,26 @@ use crate::message::Message;
 use crate::split_work::in_ranges;
 use crate::summary::failure_report::reads_as_failure;
 use crate::summary::ledger::{PairedCall, command_failed_with, message_text, pair_tool_calls};
+use crate::summary::redact::{redact, redact_arguments};
 use crate::tool_action::{self, ActionTable, ToolAction};
 use std::borrow::{Borrow, Cow};
 use std::sync::OnceLock;
 
 /// One tool call with its result text (borrowed from the turns), classified once; its exit
 /// status and failure are read on first use.
+///
+/// What a summary line can show of the call is redacted here: the action's texts (a command
+/// line can carry a token) and an unknown tool's arguments. The arguments are read as written
+/// (a compaction's views redact only messages' text, `redacted_views::changed_span_view`), and
+/// redacting before any line is clipped keeps a cut secret from slipping past the recognizers.
 #[derive(Debug, Clone)]
 pub struct SpanCall<'a> {
     pub name: &'a str,
+    /// Redacted.
     pub action: Cow<'a, ToolAction>,
-    /// Raw arguments, shown only for tools nothing else is known about.
-    pub arguments: &'a str,
+    /// Shown only for tools nothing else is known about ([`ToolAction::Other`]), and for
+    /// those redacted; as written for the others, read only to match the focus topic.
+    pub arguments: Cow<'a, str>,
     /// `None` when no result answered the call.
     pub result: Option<Cow<'a, str>>,
     /// `OnceLock`s so a long span's calls can be judged on several threads.
@@ -34,13 +42,18 @@ pub struct SpanCall<'a> {
 impl<'a> SpanCall<'a> {
     fn new(pair: &PairedCall<'a>, actions: Option<&'a ActionTable<'a>>) -> Self {
         let f = &pair.call.function;
+        let action = redacted_action(match actions {
+            Some(table) => table.action_of(&f.name, &f.arguments),
+            None => Cow::Owned(tool_action::classify(&f.name, &f.arguments)),
+        });
+        let arguments = match *action {
+            ToolAction::Other => redact_arguments(&f.arguments),
+            _ => Cow::Borrowed(f.arguments.as_str()),
+        };
         SpanCall {
             name: &f.name,
-            action: match actions {
-                Some(table) => table.action_of(&f.name, &f.arguments),
-                None => Cow::Owned(tool_action::classify(&f.name, &f.arguments)),
-            },
-            arguments: &f.arguments,
+            action,
+            arguments,
             result: pair.result.map(message_text),
             failed: OnceLock::new(),
             exit_code: OnceLock::new(),
@@ -66,6 +79,23 @@ impl<'a> SpanCall<'a> {
         let text = self.result.as_deref()?;
         *self.exit_code.get_or_init(|| tool_action::exit_code(text))
     }
+}
+
+/// `action` with its texts redacted; itself when none holds a secret (almost every call).
+fn redacted_action(action: Cow<'_, ToolAction>) -> Cow<'_, ToolAction> {
+    if action
+        .texts()
+        .all(|t| matches!(redact(t), Cow::Borrowed(_)))
+    {
+        return action;
+    }
+    let mut action = action.into_owned();
+    for text in action.texts_mut() {
+        if let Cow::Owned(redacted) = redact(text) {
+            *text = redacted;
+        }
+    }
+    Cow::Owned(action)
 }
 
 /// The tool calls of a run of turns, in order.
@@ -160,6 +190,61 @@ mod tests {
                 c.result.is_some() && command_failed_with(tool_action::exit_code(text), text);
             assert_eq!(c.failed(), expected, "{}", c.arguments);
         }
+    }
+
+    /// The arguments are read as written, and what a summary line can show of a call comes
+    /// out redacted: a command's token, a searched path's password, an unknown tool's key,
+    /// whether the action was classified here or found in a table.
+    #[test]
+    fn what_a_summary_shows_of_a_call_is_redacted() {
+        let key = "sk-proj-0001abcdefghijklmnopqrstuvwxyz0123";
+        let turns = vec![Message::assistant_tool_calls(vec![
+            call(
+                "a",
+                "Bash",
+                &format!(r#"{{"command":"OPENAI_API_KEY={key} cargo test"}}"#),
+            ),
+            call(
+                "b",
+                "Grep",
+                r#"{"pattern":"TODO","path":"postgres://admin:hunter2secret@db.internal/app"}"#,
+            ),
+            call(
+                "c",
+                "lookup_account",
+                &format!(r#"{{"api_key":"{key}","id":7}}"#),
+            ),
+            call("d", "Read", r#"{"file_path":"src/lib.rs"}"#),
+        ])];
+        let mut table = ActionTable::default();
+        for c in turns[0].calls() {
+            table.classify(&c.function.name, &c.function.arguments);
+        }
+        for (calls, from_table) in [
+            (SpanCalls::new(&turns, None), false),
+            (SpanCalls::new(&turns, Some(&table)), true),
+        ] {
+            let calls = calls.as_slice();
+            let ToolAction::Command { command } = &*calls[0].action else {
+                panic!("{:?}", calls[0].action)
+            };
+            assert_eq!(command, "OPENAI_API_KEY=[REDACTED] cargo test");
+            let texts: Vec<&str> = calls[1].action.texts().collect();
+            assert_eq!(texts[0], "TODO");
+            assert!(!texts[1].contains("hunter2secret"), "{texts:?}");
+            assert!(matches!(*calls[2].action, ToolAction::Other));
+            assert!(!calls[2].arguments.contains(key), "{}", calls[2].arguments);
+            assert!(
+                calls[2].arguments.contains(r#""id":7"#),
+                "{}",
+                calls[2].arguments
+            );
+            // Nothing to redact: the table's action is borrowed, not copied.
+            assert_eq!(matches!(calls[3].action, Cow::Borrowed(_)), from_table);
+            assert!(matches!(calls[3].arguments, Cow::Borrowed(_)));
+        }
+        // The turns themselves are untouched.
+        assert!(turns[0].calls()[0].function.arguments.contains(key));
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl SpanCall<'_> {
 
     pub(super) fn target(&self) -> String {
         match &*self.action {
-            ToolAction::Other => one_line(self.arguments, TARGET_MAX_CHARS),
+            ToolAction::Other => one_line(&self.arguments, TARGET_MAX_CHARS),
             action => target(action),
         }
     }

@@ -77,16 +77,12 @@ pub fn redact_message(m: &Message) -> Message {
 
 /// [`redact_message`] for a message the caller already owns (no copy).
 pub fn redact_owned_message(mut out: Message) -> Message {
-    if let Some(content) = &mut out.content {
-        redact_content(content);
-    }
     for call in out.tool_calls.iter_mut().flatten() {
         if let Some(redacted) = redacted_arguments(&call.function.arguments) {
             call.function.arguments = redacted;
         }
     }
-    redact_reasoning(&mut out.reasoning);
-    out
+    redact_owned_text(out)
 }
 
 /// A view of a message with its secrets redacted: still borrowed when the message holds none
@@ -94,13 +90,47 @@ pub fn redact_owned_message(mut out: Message) -> Message {
 pub fn redact_view(view: Cow<'_, Message>) -> Cow<'_, Message> {
     match view {
         Cow::Owned(m) => Cow::Owned(redact_owned_message(m)),
-        Cow::Borrowed(m) if holds_secret(m) => Cow::Owned(redact_message(m)),
+        Cow::Borrowed(m) if text_holds_secret(m) || calls_hold_secret(m) => {
+            Cow::Owned(redact_message(m))
+        }
         borrowed => borrowed,
     }
 }
 
-/// Whether [`redact_owned_message`] would change `m`.
-fn holds_secret(m: &Message) -> bool {
+/// [`redact_view`] of a message's text (content and reasoning) only: its tool calls' arguments
+/// are left as written, for a reader that redacts what it shows of a call (the extractive
+/// summary and the ledger, through `summary::span_calls`: each call's path, command or
+/// pattern). Scanning the whole arguments, a file being written or an edit's old and new text,
+/// was a twelfth of a compaction of a real session, for text no summary line shows (issue #17).
+pub fn redact_view_text(view: Cow<'_, Message>) -> Cow<'_, Message> {
+    match view {
+        Cow::Owned(m) => Cow::Owned(redact_owned_text(m)),
+        Cow::Borrowed(m) if text_holds_secret(m) => Cow::Owned(redact_owned_text(m.clone())),
+        borrowed => borrowed,
+    }
+}
+
+/// The arguments of a tool call with their secrets redacted, as [`redact_message`] redacts
+/// them (string values inside JSON, a value under a secret-named key as a whole); borrowed when
+/// nothing is a secret.
+pub fn redact_arguments(arguments: &str) -> Cow<'_, str> {
+    match redacted_arguments(arguments) {
+        Some(redacted) => Cow::Owned(redacted),
+        None => Cow::Borrowed(arguments),
+    }
+}
+
+/// `out` with its content and reasoning redacted, its tool calls untouched.
+fn redact_owned_text(mut out: Message) -> Message {
+    if let Some(content) = &mut out.content {
+        redact_content(content);
+    }
+    redact_reasoning(&mut out.reasoning);
+    out
+}
+
+/// Whether [`redact_owned_text`] would change `m`.
+fn text_holds_secret(m: &Message) -> bool {
     let changes = |s: &str| matches!(redact(s), Cow::Owned(_));
     let content = match &m.content {
         Some(Content::Text(s)) => changes(s),
@@ -108,14 +138,18 @@ fn holds_secret(m: &Message) -> bool {
         _ => false,
     };
     content
-        || m.calls()
-            .iter()
-            .any(|c| redacted_arguments(&c.function.arguments).is_some())
         || (!m.reasoning.is_empty() && {
             let mut reasoning = m.reasoning.clone();
             redact_reasoning(&mut reasoning);
             reasoning != m.reasoning
         })
+}
+
+/// Whether redacting `m`'s tool calls' arguments would change any.
+fn calls_hold_secret(m: &Message) -> bool {
+    m.calls()
+        .iter()
+        .any(|c| redacted_arguments(&c.function.arguments).is_some())
 }
 
 fn redact_content(content: &mut Content) {
