@@ -54,15 +54,17 @@ impl Compressor {
 
     /// Whether anything has been compacted yet in this conversation: then the head no longer
     /// protects early turns (they would otherwise fossilize across compactions).
-    fn already_compacted(&self, messages: &[Message]) -> bool {
-        self.tokens.compression_count > 0 || messages.iter().any(markers::is_summary_message)
+    /// Whether the session was compacted before: by this engine, or a summary is in it
+    /// (`holds_summary`: from [`scan_messages`] in a compaction).
+    fn already_compacted(&self, holds_summary: impl FnOnce() -> bool) -> bool {
+        self.tokens.compression_count > 0 || holds_summary()
     }
 
     async fn compress_now(&mut self, request: CompressRequest<'_>) -> CompressionResult {
         let started = Instant::now();
         let messages = request.messages;
         // Per-message estimates, computed once and shared with the pass.
-        let counts = rough_counts(messages);
+        let Scanned { counts, summaries } = scan_messages(messages);
         let tokens_before = request
             .current_tokens
             .filter(|t| *t > 0)
@@ -96,7 +98,7 @@ impl Compressor {
                 },
             );
         }
-        let already_compacted = self.already_compacted(messages);
+        let already_compacted = self.already_compacted(|| !summaries.is_empty());
         let head = boundary::head_size(messages, self.config.protect_first_n, already_compacted);
         if messages.len() < head + MIN_MESSAGES_BEYOND_HEAD {
             return CompressionResult::unchanged(
@@ -114,6 +116,7 @@ impl Compressor {
         let report = run_pass(PassContext {
             messages,
             counts: &counts,
+            summaries: &summaries,
             budgets: self.budgets,
             protect_first_n: self.config.protect_first_n,
             protect_last_n: self.config.protect_last_n,
@@ -206,7 +209,7 @@ impl ContextEngine for Compressor {
         boundary::has_content_to_compress(
             messages,
             self.config.protect_first_n,
-            self.already_compacted(messages),
+            self.already_compacted(|| messages.iter().any(markers::is_summary_message)),
             self.budgets.tail_tokens as usize,
             self.config.protect_last_n,
             Encoding::Rough.counter(),
@@ -271,16 +274,43 @@ impl ContextEngine for Compressor {
     }
 }
 
-/// Each message's rough token estimate, in order. A read of every byte of the conversation:
-/// split over threads when it is long (on `synth_100k`, 86 MB, it was a twentieth of a pass).
-fn rough_counts(messages: &[Message]) -> Vec<u64> {
-    in_ranges(messages.len(), |range| {
-        messages[range]
-            .iter()
-            .map(|m| RoughCounter.count_message(m) as u64)
-            .collect::<Vec<_>>()
-    })
-    .concat()
+/// What one read of every message gives a pass: each message's rough token estimate, in
+/// order, and which messages are compaction summaries.
+struct Scanned {
+    counts: Vec<u64>,
+    /// Indices, ascending.
+    summaries: Vec<usize>,
+}
+
+/// [`Scanned`], split over threads when the conversation is long (on `synth_100k`, 86 MB, the
+/// counting was a twentieth of a pass). Each message is checked for a summary right after it
+/// is counted, while its text is in cache: the walks that asked again later (whether the
+/// session was compacted before, which span messages are earlier summaries) found each
+/// message's text cold, 8% of `synth_100k`'s pass (`perf record`).
+fn scan_messages(messages: &[Message]) -> Scanned {
+    let ranges = in_ranges(messages.len(), |range| {
+        let mut summaries = Vec::new();
+        let counts: Vec<u64> = range
+            .map(|i| {
+                let m = &messages[i];
+                let count = RoughCounter.count_message(m) as u64;
+                if markers::is_summary_message(m) {
+                    summaries.push(i);
+                }
+                count
+            })
+            .collect();
+        (counts, summaries)
+    });
+    let mut scanned = Scanned {
+        counts: Vec::with_capacity(messages.len()),
+        summaries: Vec::new(),
+    };
+    for (counts, summaries) in ranges {
+        scanned.counts.extend(counts);
+        scanned.summaries.extend(summaries);
+    }
+    scanned
 }
 
 #[cfg(test)]
@@ -297,8 +327,27 @@ mod tests {
             .iter()
             .map(|m| RoughCounter.count_message(m) as u64)
             .collect();
-        assert_eq!(rough_counts(&messages), one_by_one);
-        assert_eq!(rough_counts(&messages[..5]), one_by_one[..5]);
-        assert!(rough_counts(&[]).is_empty());
+        assert_eq!(scan_messages(&messages).counts, one_by_one);
+        assert_eq!(scan_messages(&messages[..5]).counts, one_by_one[..5]);
+        assert!(scan_messages(&[]).counts.is_empty());
+    }
+
+    /// Summaries anywhere in a long conversation (in any thread's range) are all found, in
+    /// order, and none where there is none.
+    #[test]
+    fn summaries_are_found_wherever_they_sit() {
+        let len = 3 * SPLIT_FROM_ITEMS + 7;
+        let mut messages: Vec<Message> = (0..len)
+            .map(|i| Message::user(format!("step {i}")))
+            .collect();
+        assert!(scan_messages(&messages).summaries.is_empty());
+        let at = [0, SPLIT_FROM_ITEMS + 3, 2 * SPLIT_FROM_ITEMS, len - 1];
+        for &i in &at {
+            let mut summary = Message::assistant("the summary");
+            markers::mark_summary(&mut summary);
+            messages[i] = summary;
+        }
+        assert_eq!(scan_messages(&messages).summaries, at);
+        assert_eq!(scan_messages(&messages[..=at[1]]).summaries, at[..2]);
     }
 }

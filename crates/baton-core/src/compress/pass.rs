@@ -43,6 +43,9 @@ pub(crate) struct PassContext<'a> {
     pub protect_first_n: usize,
     pub protect_last_n: usize,
     pub already_compacted: bool,
+    /// Which of `messages` are compaction summaries ([`markers::is_summary_message`]), by
+    /// index, ascending.
+    pub summaries: &'a [usize],
     pub focus_topic: Option<&'a str>,
     pub tokens_before: u64,
     pub summarizer: &'a dyn Summarizer,
@@ -132,7 +135,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // The original's turns: the summary and the ledger read real outputs (exit codes,
     // errors), not the one-line stubs.
     let span = &messages[start..end];
-    let (span_previous, turn_list, view_list) = split_previous_summaries(span, ahead);
+    let (span_previous, turn_list, view_list) = split_previous_summaries(span, ahead, |k| {
+        ctx.summaries.binary_search(&(start + k)).is_ok()
+    });
     let turns = turn_list.refs();
     // Assembly drops every earlier summary, wherever it sits (head, span or kept tail), so
     // each one's body, and with it its task ledger, is carried into the new summary.
@@ -405,9 +410,13 @@ fn span_actions<'v>(mut actions: ActionTable<'v>, views: &[&'v Message]) -> Acti
 /// words of a summary merged into a real message viewed here. Iterative compaction updates the
 /// previous summary instead of summarizing a summary. Turns are borrowed: the span can be tens
 /// of megabytes.
+///
+/// `is_summary(k)`: whether the span's `k`-th message is one ([`markers::is_summary_message`],
+/// known from the pass's first read of every message).
 fn split_previous_summaries(
     span: &[Message],
     ahead: Vec<Option<Box<Message>>>,
+    is_summary: impl Fn(usize) -> bool,
 ) -> (Option<String>, MessageList<'_>, MessageList<'_>) {
     debug_assert_eq!(
         ahead.len(),
@@ -417,8 +426,9 @@ fn split_previous_summaries(
     let mut bodies = Vec::new();
     let mut turns = MessageList::with_capacity(span.len());
     let mut views = MessageList::with_capacity(span.len());
-    for (m, view) in span.iter().zip(ahead) {
-        if markers::is_summary_message(m) {
+    for (k, (m, view)) in span.iter().zip(ahead).enumerate() {
+        debug_assert_eq!(is_summary(k), markers::is_summary_message(m));
+        if is_summary(k) {
             bodies.push(markers::strip_summary_prefix(&m.text()));
             // A summary merged into a real message: that message's own words are a turn.
             if let Some(own) = assemble::unwrap_summary(m) {
@@ -565,7 +575,8 @@ mod tests {
             )]),
         ];
         let ahead = span.iter().map(changed_span_view).collect();
-        let (previous, turns, views) = split_previous_summaries(&span, ahead);
+        let (previous, turns, views) =
+            split_previous_summaries(&span, ahead, |k| markers::is_summary_message(&span[k]));
         let expected: Vec<Message> = turns
             .refs()
             .iter()
