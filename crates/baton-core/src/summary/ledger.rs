@@ -135,25 +135,42 @@ impl TaskLedger {
         }
     }
 
+    /// The open asks and the active task, as reading `messages` in order leaves them: each
+    /// real request becomes the active task and an open ask, each reply clears the open asks,
+    /// and the latest request's questions are asked again.
+    ///
+    /// Read from the end: only the requests after the last reply are still open, and only the
+    /// latest one is the task, so replaying just those gives the same ledger. Reading every
+    /// message copied and clipped each of a long span's thousands of requests (and touched each
+    /// one's text, cold: 4% of `synth_100k`'s pass, `perf record`, issue #17).
     fn observe_requests<M: Borrow<Message>>(&mut self, messages: &[M]) {
-        for m in messages.iter().map(Borrow::borrow) {
-            match m.role {
-                Role::User if is_real_request(m) => {
-                    let text = m.text();
-                    self.active_task = Some(clip(&text, ACTIVE_TASK_MAX_CHARS));
-                    self.push_ask(text.trim());
-                }
-                Role::Assistant if is_reply(m) => self.open_asks.clear(),
-                _ => {}
+        let is_request = |m: &Message| m.role == Role::User && is_real_request(m);
+        // The requests after the last reply, newest first.
+        let mut open = Vec::new();
+        let mut last_reply = None;
+        for (i, m) in messages.iter().map(Borrow::borrow).enumerate().rev() {
+            if m.role == Role::Assistant && is_reply(m) {
+                last_reply = Some(i);
+                break;
+            }
+            if is_request(m) {
+                open.push(i);
             }
         }
-        let latest = messages
-            .iter()
-            .map(Borrow::borrow)
-            .rev()
-            .find(|m: &&Message| m.role == Role::User && is_real_request(m));
+        let latest = open.first().copied().or_else(|| {
+            let before_reply = &messages[..last_reply.unwrap_or(0)];
+            before_reply.iter().rposition(|m| is_request(m.borrow()))
+        });
+        if last_reply.is_some() {
+            self.open_asks.clear();
+        }
+        for &i in open.iter().rev() {
+            self.push_ask(messages[i].borrow().text().trim());
+        }
         if let Some(latest) = latest {
-            for q in questions(&latest.text()) {
+            let text = messages[latest].borrow().text();
+            self.active_task = Some(clip(&text, ACTIVE_TASK_MAX_CHARS));
+            for q in questions(&text) {
                 self.push_ask(&q);
             }
         }
@@ -1182,5 +1199,69 @@ pub(crate) mod tests {
                 .map(|(i, v)| Message::from_value(v, i).unwrap())
                 .collect(),
         )
+    }
+
+    /// The definition `observe_requests` replays from the end: every message read in order.
+    fn observe_requests_in_order(ledger: &mut TaskLedger, messages: &[Message]) {
+        for m in messages {
+            match m.role {
+                Role::User if is_real_request(m) => {
+                    let text = m.text();
+                    ledger.active_task = Some(clip(&text, ACTIVE_TASK_MAX_CHARS));
+                    ledger.push_ask(text.trim());
+                }
+                Role::Assistant if is_reply(m) => ledger.open_asks.clear(),
+                _ => {}
+            }
+        }
+        let latest = messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User && is_real_request(m));
+        if let Some(latest) = latest {
+            for q in questions(&latest.text()) {
+                ledger.push_ask(&q);
+            }
+        }
+    }
+
+    proptest! {
+        /// Reading the requests from the end leaves the ledger (open asks, active task) as
+        /// reading every message in order does, whatever the mix of requests, replies, tool
+        /// turns, injected texts and summaries, and whatever asks were open before.
+        #[test]
+        fn requests_read_from_the_end_leave_what_reading_in_order_leaves(
+            kinds in proptest::collection::vec((0u8..7, 0usize..5), 0..24),
+            open_before in proptest::collection::vec("[a-c ?]{0,6}", 0..4),
+        ) {
+            let texts = [
+                "fix the build",
+                "why does it fail? look at the log.",
+                "  ",
+                "and the tests? also the docs?",
+                "fix the build",
+            ];
+            let messages: Vec<Message> = kinds
+                .iter()
+                .map(|&(kind, t)| match kind {
+                    0 | 1 => Message::user(texts[t]),
+                    2 => Message::assistant(texts[t]),
+                    3 => Message::assistant_tool_calls(vec![ToolCall::function("c", "Bash", "{}")]),
+                    4 => Message::tool("c", texts[t]),
+                    5 => Message::user(format!("<system-reminder>{}</system-reminder>", texts[t])),
+                    _ => Message::user(format!("{}\n{}", SUMMARY_PREFIXES[0], texts[t])),
+                })
+                .collect();
+            let before = TaskLedger {
+                open_asks: open_before,
+                active_task: Some("earlier".into()),
+                ..TaskLedger::default()
+            };
+            let (mut expected, mut got) = (before.clone(), before);
+            observe_requests_in_order(&mut expected, &messages);
+            got.observe_requests(&messages);
+            prop_assert_eq!(got.open_asks, expected.open_asks);
+            prop_assert_eq!(got.active_task, expected.active_task);
+        }
     }
 }
