@@ -654,8 +654,22 @@ pub fn fact_appears_in(text: &str, fact: &str) -> bool {
 /// them across a conversation.
 pub fn pair_tool_calls<M: Borrow<Message>>(messages: &[M]) -> Vec<PairedCall<'_>> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < messages.len() {
+    pair_tool_calls_from(messages, 0..messages.len(), &mut out);
+    out
+}
+
+/// [`pair_tool_calls`] for the exchanges that start in `range` of `messages` (their results
+/// may lie past it), appended to `out`. The ranges of a split of `messages` together give its
+/// pairs in order, so a long span is paired on several threads: tool messages at a range's
+/// start answer an exchange the range before started (or none), and are passed over, as the
+/// whole walk passes over a tool message that starts no exchange.
+pub fn pair_tool_calls_from<'a, M: Borrow<Message>>(
+    messages: &'a [M],
+    range: std::ops::Range<usize>,
+    out: &mut Vec<PairedCall<'a>>,
+) {
+    let mut i = range.start;
+    while i < range.end {
         let m: &Message = messages[i].borrow();
         i += 1;
         if m.role != Role::Assistant || !m.has_tool_calls() {
@@ -665,31 +679,30 @@ pub fn pair_tool_calls<M: Borrow<Message>>(messages: &[M]) -> Vec<PairedCall<'_>
             .iter()
             .position(|r| r.borrow().role != Role::Tool)
             .map_or(messages.len(), |p| i + p);
-        out.extend(pair_exchange(m.calls(), &messages[i..end]));
+        pair_exchange(m.calls(), &messages[i..end], out);
         i = end;
     }
-    out
 }
 
+/// One exchange's calls paired with its `results`, appended to `out` in call order.
 fn pair_exchange<'a, M: Borrow<Message>>(
     calls: &'a [ToolCall],
     results: &'a [M],
-) -> Vec<PairedCall<'a>> {
-    let mut slots: Vec<Option<&'a Message>> = vec![None; calls.len()];
+    out: &mut Vec<PairedCall<'a>>,
+) {
+    let first = out.len();
+    out.extend(calls.iter().map(|call| PairedCall { call, result: None }));
+    let slots = &mut out[first..];
     for r in results.iter().map(Borrow::borrow) {
-        let by_id = r
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| (0..calls.len()).find(|&k| slots[k].is_none() && calls[k].id == id));
-        if let Some(k) = by_id.or_else(|| slots.iter().position(Option::is_none)) {
-            slots[k] = Some(r);
+        let by_id = r.tool_call_id.as_deref().and_then(|id| {
+            slots
+                .iter()
+                .position(|s| s.result.is_none() && s.call.id == id)
+        });
+        if let Some(k) = by_id.or_else(|| slots.iter().position(|s| s.result.is_none())) {
+            slots[k].result = Some(r);
         }
     }
-    calls
-        .iter()
-        .zip(slots)
-        .map(|(call, result)| PairedCall { call, result })
-        .collect()
 }
 
 /// Whether a user message is something to act on: not blank, not a compaction summary, not a
@@ -1262,6 +1275,51 @@ pub(crate) mod tests {
             got.observe_requests(&messages);
             prop_assert_eq!(got.open_asks, expected.open_asks);
             prop_assert_eq!(got.active_task, expected.active_task);
+        }
+    }
+
+    proptest! {
+        /// Pairing a split of the messages range by range gives the whole walk's pairs, in
+        /// order, wherever the splits fall (inside an exchange's results, on an orphan result).
+        #[test]
+        fn pairs_of_ranges_are_the_pairs_of_the_whole(
+            kinds in proptest::collection::vec((0u8..5, 0usize..3), 0..30),
+            cuts in proptest::collection::vec(0usize..30, 0..5),
+        ) {
+            let ids = ["a", "b", "c"];
+            let messages: Vec<Message> = kinds
+                .iter()
+                .map(|&(kind, k)| match kind {
+                    0 => Message::user("go"),
+                    1 => Message::assistant_tool_calls(
+                        ids[..=k].iter().map(|id| ToolCall::function(*id, "Bash", "{}")).collect(),
+                    ),
+                    2 | 3 => Message::tool(ids[k], "out"),
+                    _ => Message::assistant("done"),
+                })
+                .collect();
+            let key = |pairs: &[PairedCall<'_>]| -> Vec<(usize, Option<usize>)> {
+                let at = |m: &Message| messages.iter().position(|x| std::ptr::eq(x, m));
+                pairs
+                    .iter()
+                    .map(|p| {
+                        let call = messages
+                            .iter()
+                            .position(|m| m.calls().iter().any(|c| std::ptr::eq(c, p.call)));
+                        (call.unwrap_or(usize::MAX), p.result.and_then(at))
+                    })
+                    .collect()
+            };
+            let whole = pair_tool_calls(&messages);
+            let mut bounds: Vec<usize> = cuts.into_iter().map(|c| c.min(messages.len())).collect();
+            bounds.push(0);
+            bounds.push(messages.len());
+            bounds.sort_unstable();
+            let mut split = Vec::new();
+            for w in bounds.windows(2) {
+                pair_tool_calls_from(&messages, w[0]..w[1], &mut split);
+            }
+            prop_assert_eq!(key(&split), key(&whole));
         }
     }
 }
