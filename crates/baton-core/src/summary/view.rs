@@ -10,8 +10,10 @@
 
 use crate::message::{Content, Message};
 use crate::truncate::{char_count, grouped};
+use memchr::memmem::Finder;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 /// How much of a long text a view keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,9 +121,11 @@ pub fn original_char_count(view: &str) -> usize {
 }
 
 /// The omission marker, found with a vectorized search (every summarized call's result is
-/// searched, most of them for a marker they do not hold).
+/// searched, most of them for a marker they do not hold), prepared once: building the
+/// searcher at each call was half of the search on a real session's short results.
 fn marker_text(view: &str) -> Option<&str> {
-    let start = memchr::memmem::find(view.as_bytes(), MARKER_OPEN.as_bytes())?;
+    static OPEN: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(MARKER_OPEN));
+    let start = OPEN.find(view.as_bytes())?;
     let end = view[start..].find(MARKER_CLOSE)? + start + MARKER_CLOSE.len();
     Some(&view[start..end])
 }
