@@ -52,10 +52,10 @@ impl Compressor {
         self.budgets
     }
 
-    /// Whether anything has been compacted yet in this conversation: then the head no longer
-    /// protects early turns (they would otherwise fossilize across compactions).
-    /// Whether the session was compacted before: by this engine, or a summary is in it
-    /// (`holds_summary`: from [`scan_messages`] in a compaction).
+    /// Whether anything has been compacted yet in this conversation (by this engine, or a
+    /// summary is in it: `holds_summary`, from [`scan_messages`] in a compaction): then the
+    /// head no longer protects early turns (they would otherwise fossilize across
+    /// compactions).
     fn already_compacted(&self, holds_summary: impl FnOnce() -> bool) -> bool {
         self.tokens.compression_count > 0 || holds_summary()
     }
