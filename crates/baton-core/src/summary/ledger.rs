@@ -144,31 +144,35 @@ impl TaskLedger {
     /// message copied and clipped each of a long span's thousands of requests (and touched each
     /// one's text, cold: 4% of `synth_100k`'s pass, `perf record`, issue #17).
     fn observe_requests<M: Borrow<Message>>(&mut self, messages: &[M]) {
-        let is_request = |m: &Message| m.role == Role::User && is_real_request(m);
         // The requests after the last reply, newest first.
         let mut open = Vec::new();
         let mut last_reply = None;
         for (i, m) in messages.iter().map(Borrow::borrow).enumerate().rev() {
-            if m.role == Role::Assistant && is_reply(m) {
+            if is_reply(m) {
                 last_reply = Some(i);
                 break;
             }
-            if is_request(m) {
+            if is_real_request(m) {
                 open.push(i);
             }
         }
-        let latest = open.first().copied().or_else(|| {
-            let before_reply = &messages[..last_reply.unwrap_or(0)];
-            before_reply.iter().rposition(|m| is_request(m.borrow()))
-        });
         if last_reply.is_some() {
             self.open_asks.clear();
         }
+        let mut latest = None;
         for &i in open.iter().rev() {
-            self.push_ask(messages[i].borrow().text().trim());
+            let text = messages[i].borrow().text();
+            self.push_ask(text.trim());
+            latest = Some(text);
         }
-        if let Some(latest) = latest {
-            let text = messages[latest].borrow().text();
+        let latest = latest.or_else(|| {
+            let before_reply = &messages[..last_reply.unwrap_or(0)];
+            let i = before_reply
+                .iter()
+                .rposition(|m| is_real_request(m.borrow()))?;
+            Some(messages[i].borrow().text())
+        });
+        if let Some(text) = latest {
             self.active_task = Some(clip(&text, ACTIVE_TASK_MAX_CHARS));
             for q in questions(&text) {
                 self.push_ask(&q);

@@ -328,10 +328,6 @@ mod tests {
         );
     }
 
-    fn redact_arguments(arguments: &str) -> String {
-        redacted_arguments(arguments).unwrap_or_else(|| arguments.to_string())
-    }
-
     use super::*;
     use crate::message::{ContentPart, ToolCall};
     use serde_json::json;
