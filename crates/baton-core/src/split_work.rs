@@ -331,9 +331,22 @@ mod tests {
         if one_core() {
             return;
         }
-        let (caller, other_ran) = (std::thread::current().id(), AtomicBool::new(false));
+        // Each side waits on its first range until the other has taken one: waiting on the
+        // caller's side only let the other thread take every range while the caller had not
+        // yet reached its first (seen once under CI load).
+        let caller = std::thread::current().id();
+        let (caller_ran, other_ran) = (AtomicBool::new(false), AtomicBool::new(false));
         let threads = in_ranges(2 * SPLIT_FROM_ITEMS, |_| {
-            after_another_thread(caller, &other_ran);
+            let (mine, theirs) = if std::thread::current().id() == caller {
+                (&caller_ran, &other_ran)
+            } else {
+                (&other_ran, &caller_ran)
+            };
+            mine.store(true, Ordering::SeqCst);
+            let waited = std::time::Instant::now();
+            while !theirs.load(Ordering::SeqCst) && waited.elapsed().as_secs() < 10 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
             std::thread::current().id()
         });
         let distinct: std::collections::HashSet<_> = threads.iter().collect();
