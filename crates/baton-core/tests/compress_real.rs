@@ -8,6 +8,7 @@ mod common;
 use baton_core::compress::{CompressionResult, CompressorConfig, Outcome};
 use baton_core::formats::load_file;
 use baton_core::message::{Message, ToolCall};
+use baton_core::summary::extractive::summarize_extractively;
 use baton_core::summary::ledger::TaskLedger;
 use baton_core::summary::{BoxFuture, Summarizer, SummaryError, SummaryInput};
 use std::path::Path;
@@ -233,6 +234,20 @@ fn transcript_with_secrets() -> Vec<Message> {
         ]),
         Message::tool("c3", "deployed"),
         Message::tool("c4", "released\nexit code: 0"),
+        // Failed calls, whose outputs a summary quotes (the blockers, the actions, the
+        // ledger's last failure): a command with an exit status and a tool without one.
+        Message::assistant_tool_calls(vec![
+            ToolCall::function("c5", "Bash", r#"{"command":"./scripts/push.sh"}"#),
+            ToolCall::function("c6", "fetch_config", r#"{"name":"prod"}"#),
+        ]),
+        Message::tool(
+            "c5",
+            format!(
+                "fatal: authentication failed for https://x-access-token:{}@github.com/acme/api.git\nexit code: 128",
+                SECRETS[2]
+            ),
+        ),
+        Message::tool("c6", format!("Error: the key {} was rejected", SECRETS[1])),
         Message::assistant("All configured.".to_string()),
     ];
     // Enough ordinary conversation after the secrets that a summary is smaller than the span.
@@ -288,6 +303,124 @@ fn extractive_summary_of_a_transcript_with_secrets_has_none() {
     for piece in SECRETS.iter().flat_map(|s| s.as_bytes().windows(10)) {
         let piece = std::str::from_utf8(piece).unwrap();
         assert!(!summary.contains(piece), "summary kept {piece}:\n{summary}");
+    }
+}
+
+/// A failed call's output is quoted (a blocker, an action's outcome, the ledger's last
+/// failure) redacted whole before any line of it is picked or clipped: a token straddling the
+/// 200 characters a summary line keeps of an error, or the 500 of the ledger's excerpt, leaves
+/// no piece of itself behind.
+#[test]
+fn a_failed_calls_output_is_quoted_with_no_piece_of_a_secret() {
+    let token = SECRETS[2];
+    let words = |n: usize| -> String {
+        let text = "the remote rejected the push again; ".repeat(n / 36 + 1);
+        text[..n].to_string()
+    };
+    let turns = [
+        Message::user("push the release branch"),
+        Message::assistant_tool_calls(vec![ToolCall::function(
+            "c1",
+            "Bash",
+            r#"{"command":"git push origin release"}"#,
+        )]),
+        // The token starts 185 characters into the error's first line.
+        Message::tool(
+            "c1",
+            format!("{} {token} is not valid\nexit code: 1", words(184)),
+        ),
+        Message::assistant_tool_calls(vec![ToolCall::function(
+            "c2",
+            "Bash",
+            r#"{"command":"./scripts/push.sh --retry"}"#,
+        )]),
+        // ... and 482 characters into the ledger's excerpt of the first lines.
+        Message::tool(
+            "c2",
+            format!(
+                "{}\n{} {token} is not valid\nexit code: 1",
+                words(300),
+                words(180)
+            ),
+        ),
+        Message::assistant("The push failed twice."),
+    ];
+    let refs: Vec<&Message> = turns.iter().collect();
+    let ledger = {
+        let mut ledger = TaskLedger::default();
+        ledger.observe(&refs);
+        ledger
+    };
+    let summary = summarize_extractively(&SummaryInput {
+        turns: &refs,
+        previous_summary: None,
+        focus_topic: None,
+        budget_tokens: 4_000,
+        ledger: &ledger,
+        first_request: None,
+        prompt: "",
+        actions: None,
+        calls: None,
+    });
+    assert!(summary.contains("the remote rejected"), "{summary}");
+    assert!(
+        ledger.render().contains("the remote rejected"),
+        "{}",
+        ledger.render()
+    );
+    for piece in token.as_bytes().windows(10) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        assert!(!summary.contains(piece), "summary kept {piece}:\n{summary}");
+        assert!(
+            !ledger.render().contains(piece),
+            "ledger kept {piece}:\n{}",
+            ledger.render()
+        );
+    }
+}
+
+/// A summarizer of its own that reads the turns without a prompt: the compressor hands it
+/// views redacted whole (results and call arguments too), not the pass's own views, whose
+/// results and arguments only the extractive summarizer's quoting redacts.
+#[test]
+fn a_promptless_summarizer_of_its_own_reads_turns_with_no_secret() {
+    struct Promptless(Arc<Mutex<Vec<String>>>);
+    impl Summarizer for Promptless {
+        fn name(&self) -> String {
+            "promptless".into()
+        }
+        fn needs_prompt(&self) -> bool {
+            false
+        }
+        fn summarize<'a>(
+            &'a self,
+            input: SummaryInput<'a>,
+        ) -> BoxFuture<'a, Result<String, SummaryError>> {
+            let mut seen = self.0.lock().unwrap();
+            seen.extend(input.turns.iter().map(|m| m.to_json()));
+            seen.push(format!("calls given: {}", input.calls.is_some()));
+            Box::pin(std::future::ready(Ok(
+                "## Active Task\nUser asked: deploy\n".to_string(),
+            )))
+        }
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let config = CompressorConfig {
+        context_length: 8_000,
+        protect_last_n: 3,
+        summarizer: Arc::new(Promptless(seen.clone())),
+        ..CompressorConfig::default()
+    };
+    let result = compress(&transcript_with_secrets(), config);
+    assert_eq!(result.outcome, Outcome::Compressed);
+    let seen = seen.lock().unwrap().join("\n");
+    assert!(
+        seen.contains("fetch_config"),
+        "the span was summarized: {seen}"
+    );
+    assert!(seen.contains("calls given: false"), "{seen}");
+    for secret in SECRETS {
+        assert!(!seen.contains(secret), "summarizer saw {secret}");
     }
 }
 

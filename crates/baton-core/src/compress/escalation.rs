@@ -181,15 +181,22 @@ async fn summarize_once(
     timeout: Duration,
 ) -> Result<String, SummaryError> {
     // Model-facing summarizers get larger views (what the prompt keeps of each message); the
-    // extractive one reads the small views.
-    let prompt_views: MessageList<'_>;
-    let prompt_refs: Vec<&Message>;
-    let turns: &[&Message] = if summarizer.needs_prompt() {
-        prompt_views = redacted_views(req.turns, ViewLimits::PROMPT);
-        prompt_refs = prompt_views.refs();
-        &prompt_refs
-    } else {
+    // extractive one reads the small views, whose tool calls and results it redacts where it
+    // quotes them; any other summarizer reading the turns gets small views redacted whole.
+    let reads_pass_views = !summarizer.needs_prompt() && summarizer.quotes_results_through_calls();
+    let own_views: MessageList<'_>;
+    let own_refs: Vec<&Message>;
+    let turns: &[&Message] = if reads_pass_views {
         req.views
+    } else {
+        let limits = if summarizer.needs_prompt() {
+            ViewLimits::PROMPT
+        } else {
+            ViewLimits::EXTRACTIVE
+        };
+        own_views = redacted_views(req.turns, limits);
+        own_refs = own_views.refs();
+        &own_refs
     };
     let prompt = if summarizer.needs_prompt() {
         let serialized = serialize_turns(turns);
@@ -217,8 +224,8 @@ async fn summarize_once(
         // The table's keys are the views' calls; the prompt views of a model summarizer are
         // cut differently but keep each call's text, so they find them there too.
         actions: Some(req.actions),
-        // The calls were paired on the small views: only a summarizer reading those gets them.
-        calls: (!summarizer.needs_prompt()).then_some(req.calls),
+        // The calls were paired on the pass's views: only a summarizer reading those gets them.
+        calls: reads_pass_views.then_some(req.calls),
     };
     let name = summarizer.name();
     match tokio::time::timeout(timeout, summarizer.summarize(input)).await {

@@ -76,6 +76,12 @@ impl Summarizer for ExtractiveSummarizer {
     fn needs_prompt(&self) -> bool {
         false
     }
+
+    /// Calls and results are read from `SpanCalls` (built here from `turns` when the input has
+    /// none), and a result is quoted only through `SpanCall::quoted_result`.
+    fn quotes_results_through_calls(&self) -> bool {
+        true
+    }
 }
 
 /// The summary body: every heading of [`sections::WRITTEN`] in order, then the ledger block.

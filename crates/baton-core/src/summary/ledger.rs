@@ -113,26 +113,47 @@ impl TaskLedger {
     /// ([`SpanCalls::new`] of exactly `messages`): a compaction pass hands the ledger the list
     /// the summary reads too, so each command's output is judged once.
     pub fn observe_calls<M: Borrow<Message>>(&mut self, messages: &[M], calls: &SpanCalls<'_>) {
+        let mut last_failed = None;
         for call in calls.as_slice() {
-            self.record_call(call);
+            if self.record_call(call) {
+                last_failed = Some(call);
+            }
+        }
+        if let Some(call) = last_failed {
+            self.note_failure(call);
         }
         self.observe_requests(messages);
     }
 
-    fn record_call(&mut self, call: &SpanCall<'_>) {
-        match &*call.action {
-            ToolAction::Read { path, .. } => self.note_read(path),
-            ToolAction::Command { command } => {
-                let failure = call
-                    .failed()
-                    .then(|| call.result.as_deref().unwrap_or_default());
-                self.note_run(command, call.exit_code(), failure);
+    /// Records what `call` read, ran and modified; true when it is a recorded command that
+    /// failed (the latest of those is the ledger's last failure).
+    fn record_call(&mut self, call: &SpanCall<'_>) -> bool {
+        let failed = match &*call.action {
+            ToolAction::Read { path, .. } => {
+                self.note_read(path);
+                false
             }
-            _ => {}
-        }
+            ToolAction::Command { command } => {
+                self.note_run(command, call.exit_code()) && call.failed()
+            }
+            _ => false,
+        };
         for path in call.action.modified_paths() {
             self.note_modified(path);
         }
+        failed
+    }
+
+    /// `call` (a failed command) as the last failure: its command and the first lines of its
+    /// output, quoted redacted. Only the latest failure is kept, so only its output is read.
+    fn note_failure(&mut self, call: &SpanCall<'_>) {
+        let ToolAction::Command { command } = &*call.action else {
+            return;
+        };
+        self.last_failure = Some(Failure {
+            command: command_key(command),
+            error: error_excerpt(call.quoted_result().unwrap_or_default()),
+        });
     }
 
     /// The open asks and the active task, as reading `messages` in order leaves them: each
@@ -197,24 +218,19 @@ impl TaskLedger {
         }
     }
 
-    /// A run of `command` whose output reported `exit_code`; `failure` is the output when the
-    /// run failed.
-    fn note_run(&mut self, command: &str, exit_code: Option<i32>, failure: Option<&str>) {
+    /// A run of `command` whose output reported `exit_code`; false (nothing recorded) for a
+    /// blank command.
+    fn note_run(&mut self, command: &str, exit_code: Option<i32>) -> bool {
         let command = command_key(command);
         if command.is_empty() {
-            return;
-        }
-        if let Some(output) = failure {
-            self.last_failure = Some(Failure {
-                command: command.clone(),
-                error: error_excerpt(output),
-            });
+            return false;
         }
         self.add_command(CommandRecord {
             command,
             exit_code,
             count: 1,
         });
+        true
     }
 
     /// Collapses a repeat run into the existing record (latest exit status wins) and trims the
@@ -1000,13 +1016,16 @@ pub(crate) mod tests {
     fn command_cap_trims_oldest_and_says_so() {
         let mut ledger = TaskLedger::default();
         for i in 0..(MAX_COMMANDS + 37) {
-            ledger.note_run(&format!("echo {i}"), Some(0), None);
+            ledger.note_run(&format!("echo {i}"), Some(0));
         }
-        ledger.note_run(
-            "cat <<EOF\nlong heredoc\nEOF",
-            Some(1),
-            Some("exit code: 1"),
-        );
+        ledger.observe(&[
+            Message::assistant_tool_calls(vec![ToolCall::function(
+                "h",
+                "Bash",
+                r#"{"command":"cat <<EOF\nlong heredoc\nEOF"}"#,
+            )]),
+            Message::tool("h", "exit code: 1"),
+        ]);
         assert_eq!(
             (ledger.commands.len(), ledger.commands_omitted),
             (MAX_COMMANDS, 38)

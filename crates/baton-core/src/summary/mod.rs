@@ -35,7 +35,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryInput<'a> {
     /// The span being compacted, in order: bounded, redacted views of its messages (borrowed
-    /// where the view is the message itself).
+    /// where the view is the message itself). For a summarizer that
+    /// [quotes results through calls](Summarizer::quotes_results_through_calls), tool results
+    /// and call arguments are cut but left as written: it quotes them through `calls`.
     pub turns: &'a [&'a Message],
     /// The body (without prefix) of the summary this compaction replaces, if any: the new
     /// summary must carry its still-relevant content forward.
@@ -75,6 +77,16 @@ pub trait Summarizer: Send + Sync {
     /// the whole span; summarizers that work from the messages directly skip that cost.
     fn needs_prompt(&self) -> bool {
         true
+    }
+
+    /// Whether this summarizer (one that needs no prompt) reads a span's tool calls and results
+    /// only through `SummaryInput::calls`, and quotes a result only through
+    /// [`SpanCall::quoted_result`](span_calls::SpanCall::quoted_result), which redacts it. The
+    /// compressor then hands it `turns` whose tool results are cut but not scanned for secrets
+    /// (a summary quotes only failed calls' outputs; scanning every result was a fifth of a
+    /// long compaction). Any other summarizer gets `turns` redacted whole.
+    fn quotes_results_through_calls(&self) -> bool {
+        false
     }
 }
 

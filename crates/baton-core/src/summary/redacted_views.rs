@@ -8,7 +8,7 @@
 use super::message_list::MessageList;
 use super::redact::{redact_view, redact_view_text};
 use super::view::{ViewLimits, message_view};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::split_work::in_ranges;
 use std::borrow::Cow;
 
@@ -40,15 +40,18 @@ pub(crate) fn changed_view(message: &Message, limits: ViewLimits) -> Option<Box<
 }
 
 /// The view a compaction pass's extractive readers (the summary, the ledger) take of a span
-/// message, when it differs from the message: cut to [`ViewLimits::EXTRACTIVE`] and its text
-/// redacted, its tool calls as written. Those readers see calls only through
-/// `summary::span_calls`, which redacts what a summary line can show of one (its action's
-/// texts, the arguments of an unknown tool), so the arguments are not scanned whole here.
+/// message, when it differs from the message: cut to [`ViewLimits::EXTRACTIVE`]; the user's
+/// and the assistant's text redacted; tool calls and tool results as written. Those readers
+/// see calls and results only through `summary::span_calls`, which redacts what a summary
+/// line can show of one (its action's texts, the arguments of an unknown tool, the output of
+/// a failed call), so neither is scanned whole here: a result is measured and judged, and
+/// quoted only when its call failed.
 pub(crate) fn changed_span_view(message: &Message) -> Option<Box<Message>> {
-    changed(redact_view_text(message_view(
-        message,
-        ViewLimits::EXTRACTIVE,
-    )))
+    let view = message_view(message, ViewLimits::EXTRACTIVE);
+    if message.role == Role::Tool {
+        return changed(view);
+    }
+    changed(redact_view_text(view))
 }
 
 fn changed(view: Cow<'_, Message>) -> Option<Box<Message>> {

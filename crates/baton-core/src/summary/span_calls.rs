@@ -21,9 +21,11 @@ use std::sync::OnceLock;
 /// status and failure are read on first use.
 ///
 /// What a summary line can show of the call is redacted here: the action's texts (a command
-/// line can carry a token) and an unknown tool's arguments. The arguments are read as written
-/// (a compaction's views redact only messages' text, `redacted_views::changed_span_view`), and
-/// redacting before any line is clipped keeps a cut secret from slipping past the recognizers.
+/// line can carry a token), an unknown tool's arguments, and the result where it is quoted
+/// ([`SpanCall::quoted_result`]). The arguments and the result are read as written (a
+/// compaction's views cut results and redact only the user's and the assistant's text,
+/// `redacted_views::changed_span_view`), and redacting before any line is clipped keeps a cut
+/// secret from slipping past the recognizers.
 #[derive(Debug, Clone)]
 pub struct SpanCall<'a> {
     pub name: &'a str,
@@ -32,11 +34,14 @@ pub struct SpanCall<'a> {
     /// Shown only for tools nothing else is known about ([`ToolAction::Other`]), and for
     /// those redacted; as written for the others, read only to match the focus topic.
     pub arguments: Cow<'a, str>,
-    /// `None` when no result answered the call.
+    /// `None` when no result answered the call. As the turns hold it: measured and judged
+    /// here, never quoted (a summary quotes [`SpanCall::quoted_result`]).
     pub result: Option<Cow<'a, str>>,
     /// `OnceLock`s so a long span's calls can be judged on several threads.
     failed: OnceLock<bool>,
     exit_code: OnceLock<Option<i32>>,
+    /// The result redacted, once it is quoted; `None` inside when it holds no secret.
+    quoted: OnceLock<Option<String>>,
 }
 
 impl<'a> SpanCall<'a> {
@@ -57,7 +62,21 @@ impl<'a> SpanCall<'a> {
             result: pair.result.map(message_text),
             failed: OnceLock::new(),
             exit_code: OnceLock::new(),
+            quoted: OnceLock::new(),
         }
+    }
+
+    /// The result as a summary line may quote it (an error's first lines): redacted whole,
+    /// before any line of it is picked or clipped. Redacted on first use: a summary quotes the
+    /// results of failed calls only, and scanning every result of a span for secrets was a
+    /// fifth of a long compaction (issue #17).
+    pub fn quoted_result(&self) -> Option<&str> {
+        let text = self.result.as_deref()?;
+        let redacted = self.quoted.get_or_init(|| match redact(text) {
+            Cow::Owned(redacted) => Some(redacted),
+            Cow::Borrowed(_) => None,
+        });
+        Some(redacted.as_deref().unwrap_or(text))
     }
 
     /// Whether the call failed: for a command, its exit status, or its output read as a
@@ -248,6 +267,35 @@ mod tests {
         }
         // The turns themselves are untouched.
         assert!(turns[0].calls()[0].function.arguments.contains(key));
+    }
+
+    /// A result is judged and measured as written and quoted redacted; a clean one is quoted
+    /// as itself, not copied.
+    #[test]
+    fn a_result_is_quoted_redacted_and_judged_as_written() {
+        let key = "sk-proj-0001abcdefghijklmnopqrstuvwxyz0123";
+        let turns = vec![
+            Message::assistant_tool_calls(vec![
+                call("a", "Bash", r#"{"command":"deploy"}"#),
+                call("b", "Bash", r#"{"command":"ls"}"#),
+            ]),
+            Message::tool("a", format!("error: key {key} rejected\nexit code: 1")),
+            Message::tool("b", "Cargo.toml\nexit code: 0"),
+        ];
+        let calls = SpanCalls::new(&turns, None);
+        let [failed, clean] = calls.as_slice() else {
+            panic!("{calls:?}")
+        };
+        assert!(failed.failed());
+        assert_eq!(failed.exit_code(), Some(1));
+        assert!(failed.result.as_deref().unwrap().contains(key));
+        let quoted = failed.quoted_result().unwrap();
+        assert!(
+            !quoted.contains(key) && quoted.contains("[REDACTED]"),
+            "{quoted}"
+        );
+        let clean_text = clean.result.as_deref().unwrap();
+        assert!(std::ptr::eq(clean.quoted_result().unwrap(), clean_text));
     }
 
     #[test]

@@ -226,7 +226,7 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     for (call, (label, failed)) in span.calls.iter().zip(&judged).rev() {
         if *failed {
             if !succeeded_later.contains(label.as_str()) {
-                let error = error_line(call.result.as_deref().unwrap_or_default());
+                let error = error_line(call.quoted_result().unwrap_or_default());
                 items.push(format!("{label} → {error}"));
             }
         } else if call.result.is_some() {

@@ -129,12 +129,13 @@ impl SpanCall<'_> {
             return "no result recorded".into();
         };
         let lines = plural(view::original_line_count(text), "line");
+        let quoted = || self.quoted_result().unwrap_or_default();
         match (&*self.action, self.exit_code()) {
             (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {lines} of output"),
             (ToolAction::Command { .. }, Some(code)) => {
-                format!("exit {code}: {}", error_line(text))
+                format!("exit {code}: {}", error_line(quoted()))
             }
-            _ if self.failed() => format!("failed: {}", error_line(text)),
+            _ if self.failed() => format!("failed: {}", error_line(quoted())),
             (ToolAction::Command { .. }, None) => format!("{lines} of output"),
             (ToolAction::Read { .. }, _) => lines,
             (ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. }, _) => {
