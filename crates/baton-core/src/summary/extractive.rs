@@ -22,6 +22,7 @@ use std::sync::LazyLock;
 
 mod bullets;
 mod cue_words;
+mod label_key;
 mod section_items;
 mod span;
 

@@ -1,6 +1,7 @@
 //! What each section lists, read off the span: the task and goal in the user's own words, one
 //! line per kept action, blockers, statements, questions, files and critical context.
 
+use super::label_key::key_of_label;
 use super::span::error_line;
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
@@ -209,41 +210,56 @@ pub(super) fn in_progress(span: &Span<'_>) -> Vec<String> {
 /// falls back to the ledger's last failure when the span saw none.
 pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     // One backward pass: labels of calls that later succeeded, so each failure is checked in
-    // O(1) (a per-failure scan of the later calls was quadratic on long agent runs).
-    // Every call is labelled and judged (reading its result), each on its own: a long span's
-    // calls are split over threads.
-    let judged: Vec<(String, bool)> = in_ranges(span.calls.len(), |range| {
+    // O(1) (a per-failure scan of the later calls was quadratic on long agent runs). Every
+    // call is judged (reading its result), each on its own: a long span's calls are split
+    // over threads.
+    let failed: Vec<bool> = in_ranges(span.calls.len(), |range| {
         span.calls[range]
             .iter()
-            .map(|call| (call.label(), call.failed()))
+            .map(SpanCall::failed)
             .collect::<Vec<_>>()
     })
     .into_iter()
     .flatten()
     .collect();
-    let mut succeeded_later = rustc_hash::FxHashSet::<&str>::default();
+    // A failure is listed unless the same call (by label) succeeded later. Only labels equal
+    // to a failed call's, or to the ledger's last failure's, can decide that, so a call's
+    // label is built only when its key is one of theirs (`label_key.rs`).
+    let fallback = ledger
+        .last_failure
+        .as_ref()
+        .map(|f| format!("`{}`", one_line(&f.command, TARGET_MAX_CHARS)));
+    let asked: rustc_hash::FxHashSet<u64> = span
+        .calls
+        .iter()
+        .zip(&failed)
+        .filter(|(_, failed)| **failed)
+        .map(|(call, _)| call.label_key())
+        .chain(fallback.as_deref().map(key_of_label))
+        .collect();
+    let mut succeeded_later = rustc_hash::FxHashSet::<String>::default();
     let mut items: Vec<String> = Vec::new();
-    for (call, (label, failed)) in span.calls.iter().zip(&judged).rev() {
+    for (call, failed) in span.calls.iter().zip(&failed).rev() {
         if *failed {
-            if !succeeded_later.contains(label.as_str()) {
+            let label = call.label();
+            if !succeeded_later.contains(&label) {
                 let error = error_line(call.quoted_result().unwrap_or_default());
                 items.push(format!("{label} → {error}"));
             }
-        } else if call.result.is_some() {
-            succeeded_later.insert(label.as_str());
+        } else if call.result.is_some() && asked.contains(&call.label_key()) {
+            succeeded_later.insert(call.label());
         }
     }
     items.reverse();
     if items.is_empty()
         && let Some(f) = &ledger.last_failure
+        && let Some(label) = fallback
+        && !succeeded_later.contains(&label)
     {
-        let label = format!("`{}`", one_line(&f.command, TARGET_MAX_CHARS));
-        if !succeeded_later.contains(label.as_str()) {
-            items.push(format!(
-                "Last recorded failure: {label} → {}",
-                error_line(&f.error)
-            ));
-        }
+        items.push(format!(
+            "Last recorded failure: {label} → {}",
+            error_line(&f.error)
+        ));
     }
     Bullets::new(items, "errors", "None seen in the compacted span.").capped(MAX_BLOCKERS)
 }

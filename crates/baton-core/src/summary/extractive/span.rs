@@ -186,6 +186,39 @@ pub(super) fn target(action: &ToolAction) -> String {
     }
 }
 
+/// [`target`]'s pieces written as the call holds them, `one_line` not applied: the same
+/// non-whitespace characters until a line would be cut (`label_key.rs`).
+pub(super) fn target_text(action: &ToolAction, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+    match action {
+        ToolAction::Read {
+            path,
+            from_line: Some(from),
+            lines: Some(n),
+        } => write!(out, "{path} (lines {from}–{})", from + n.saturating_sub(1)),
+        ToolAction::Read { path, .. }
+        | ToolAction::Write { path, .. }
+        | ToolAction::Edit { path } => out.write_str(path),
+        ToolAction::Patch { paths } => {
+            for (i, path) in paths.iter().enumerate() {
+                if i > 0 {
+                    out.write_str(", ")?;
+                }
+                out.write_str(path)?;
+            }
+            Ok(())
+        }
+        ToolAction::Command { command } => write!(out, "`{command}`"),
+        ToolAction::Search {
+            pattern,
+            path: Some(path),
+        } => write!(out, "`{pattern}` in {path}"),
+        ToolAction::Search { pattern, .. } => write!(out, "`{pattern}`"),
+        ToolAction::Web { target } => out.write_str(target),
+        ToolAction::Delegate { goal } => out.write_str(goal),
+        ToolAction::Other => Ok(()),
+    }
+}
+
 /// The most telling line of an error output: the first that is not an exit-status or
 /// framing line.
 pub(super) fn error_line(text: &str) -> String {
