@@ -11,6 +11,7 @@ pub mod conversation;
 pub mod engine;
 pub mod feedback;
 pub mod formats;
+mod json_check;
 pub mod message;
 pub mod overflow;
 pub mod pricing;

@@ -13,7 +13,8 @@
 //! and the arguments take the `Value` path, so the result never depends on which path ran.
 
 use crate::byte_scan::closing_quote;
-use rewriter::{Rewriter, Unsure};
+use crate::json_check::Unsure;
+use rewriter::Rewriter;
 use serde_json::Value;
 
 /// Appended to a string leaf of tool-call arguments that was cut.

@@ -7,6 +7,7 @@
 //! raw value text without copying, and only a value that is asked for is decoded, borrowed
 //! from the arguments unless it holds escapes.
 
+use crate::json_check::{Unsure, next_special, skip_whitespace, value_end};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -19,8 +20,9 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn parse(arguments: &'a str) -> Self {
-        let entries = serde_json::from_str(arguments).unwrap_or_default();
-        Args { entries }
+        Args {
+            entries: Entries::read(arguments),
+        }
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -33,8 +35,8 @@ impl<'a> Args<'a> {
             .0
             .iter()
             .rev()
-            .find(|(k, _)| k.0 == key)
-            .map(|(_, v)| v.get())
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| *v)
     }
 
     /// The first present string argument among `keys` (an array gives its first string); an
@@ -100,28 +102,97 @@ impl<'a> Args<'a> {
     }
 }
 
-/// An object's entries in order: a call's arguments hold a handful, which a vector looks up
-/// faster than a map is built (one allocation instead of one per node).
+/// An object's entries in order, each key (borrowed unless it holds escapes) with its value's
+/// raw text: a call's arguments hold a handful, which a vector looks up faster than a map is
+/// built (one allocation instead of one per node).
 #[derive(Default)]
-struct Entries<'a>(Vec<(Key<'a>, &'a RawValue)>);
+struct Entries<'a>(Vec<(Cow<'a, str>, &'a str)>);
 
-impl<'de> Deserialize<'de> for Entries<'de> {
+impl<'a> Entries<'a> {
+    /// The entries serde_json reads from `arguments` (none when they are not a JSON object):
+    /// read here where the text is what [`scanned_entries`] vouches for, by serde_json
+    /// otherwise.
+    fn read(arguments: &'a str) -> Self {
+        scanned_entries(arguments).unwrap_or_else(|Unsure| {
+            serde_json::from_str::<SerdeEntries>(arguments)
+                .map(|read| Entries(read.0.into_iter().map(|(k, v)| (k.0, v.get())).collect()))
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// The entries of `arguments` read by `json_check` (each value's end found with its text
+/// checked as serde_json checks it), or `Unsure` for serde_json to decide: an escaped key or
+/// anything `json_check` does not vouch for. Skipping a written file's content this way is
+/// several times faster than serde_json's scan, and was most of classifying an `Edit` or a
+/// `Write` (issue #17).
+fn scanned_entries(arguments: &str) -> Result<Entries<'_>, Unsure> {
+    let src = arguments.as_bytes();
+    let text = |from: usize, to: usize| arguments.get(from..to).ok_or(Unsure);
+    let mut at = skip_whitespace(src, 0);
+    if src.get(at) != Some(&b'{') {
+        // serde_json refuses anything but an object for a map.
+        return Ok(Entries::default());
+    }
+    let mut entries = Vec::with_capacity(4);
+    at = skip_whitespace(src, at + 1);
+    if src.get(at) == Some(&b'}') {
+        at += 1;
+    } else {
+        loop {
+            if src.get(at) != Some(&b'"') {
+                return Err(Unsure);
+            }
+            // A key ends at its quote; a backslash or a control byte first is left to serde.
+            let close = next_special(src, at + 1).ok_or(Unsure)?;
+            if src[close] != b'"' {
+                return Err(Unsure);
+            }
+            let key = text(at + 1, close)?;
+            at = skip_whitespace(src, close + 1);
+            if src.get(at) != Some(&b':') {
+                return Err(Unsure);
+            }
+            at = skip_whitespace(src, at + 1);
+            let end = value_end(src, at, 1)?;
+            entries.push((Cow::Borrowed(key), text(at, end)?));
+            at = skip_whitespace(src, end);
+            match src.get(at) {
+                Some(b',') => at = skip_whitespace(src, at + 1),
+                Some(b'}') => {
+                    at += 1;
+                    break;
+                }
+                _ => return Err(Unsure),
+            }
+        }
+    }
+    if skip_whitespace(src, at) != src.len() {
+        return Err(Unsure);
+    }
+    Ok(Entries(entries))
+}
+
+/// [`Entries`] as serde_json reads them, for the text `scanned_entries` leaves to it.
+struct SerdeEntries<'a>(Vec<(Key<'a>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for SerdeEntries<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct EntriesVisitor;
         impl<'de> Visitor<'de> for EntriesVisitor {
-            type Value = Entries<'de>;
+            type Value = SerdeEntries<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
             fn visit_map<M: de::MapAccess<'de>>(
                 self,
                 mut map: M,
-            ) -> Result<Entries<'de>, M::Error> {
+            ) -> Result<SerdeEntries<'de>, M::Error> {
                 let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(4));
                 while let Some(entry) = map.next_entry()? {
                     entries.push(entry);
                 }
-                Ok(Entries(entries))
+                Ok(SerdeEntries(entries))
             }
         }
         deserializer.deserialize_map(EntriesVisitor)
@@ -200,9 +271,39 @@ fn line_count(raw: &str) -> Option<usize> {
 
 /// The raw items of a JSON array; empty when `raw` is not one.
 fn list(raw: &str) -> Vec<&str> {
-    serde_json::from_str::<Vec<&RawValue>>(raw)
-        .map(|items| items.into_iter().map(RawValue::get).collect())
-        .unwrap_or_default()
+    scanned_list(raw).unwrap_or_else(|Unsure| {
+        serde_json::from_str::<Vec<&RawValue>>(raw)
+            .map(|items| items.into_iter().map(RawValue::get).collect())
+            .unwrap_or_default()
+    })
+}
+
+/// [`list`] read by `json_check`, or `Unsure` for serde_json to decide. `raw` is a value
+/// already read whole, so only its items are looked for.
+fn scanned_list(raw: &str) -> Result<Vec<&str>, Unsure> {
+    let src = raw.as_bytes();
+    if src.first() != Some(&b'[') {
+        return Err(Unsure);
+    }
+    let mut items = Vec::new();
+    let mut at = skip_whitespace(src, 1);
+    if src.get(at) == Some(&b']') {
+        return if at + 1 == src.len() {
+            Ok(items)
+        } else {
+            Err(Unsure)
+        };
+    }
+    loop {
+        let end = value_end(src, at, 1)?;
+        items.push(raw.get(at..end).ok_or(Unsure)?);
+        at = skip_whitespace(src, end);
+        match src.get(at) {
+            Some(b',') => at = skip_whitespace(src, at + 1),
+            Some(b']') if at + 1 == src.len() => return Ok(items),
+            _ => return Err(Unsure),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -292,6 +393,111 @@ mod tests {
         assert_eq!(args.num_arg(&["a"]), None);
         assert_eq!(args.num_arg(&["b"]), None);
         assert_eq!(args.range("r"), (Some(5), Some(-1)));
+    }
+
+    /// serde_json's reading of `arguments`, as `Entries::read` falls back to it.
+    fn serde_reading(arguments: &str) -> Vec<(String, String)> {
+        serde_json::from_str::<SerdeEntries>(arguments)
+            .map(|read| {
+                read.0
+                    .into_iter()
+                    .map(|(k, v)| (k.0.into_owned(), v.get().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Tool-call arguments: objects of strings (escapes, Unicode, control characters),
+    /// numbers, literals and nested values, often broken by a cut or an inserted byte.
+    fn arguments() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            any::<String>().prop_map(|s| serde_json::to_string(&s).unwrap()),
+            "\"[a-z\\\\\"/bfnrtu0-9\u{1}é]{0,12}\"".prop_map(String::from),
+            "-?(0|[1-9][0-9]{0,4})(\\.[0-9]{1,3})?([eE][+-]?[0-9]{1,2})?",
+            "[0-9.eE+-]{1,6}",
+            Just("true".to_string()),
+            Just("nul".to_string()),
+        ];
+        let value = leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3)
+                    .prop_map(|items| format!("[{}]", items.join(", "))),
+                proptest::collection::vec(("[a-z]{0,3}", inner), 0..3).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .iter()
+                        .map(|(k, v)| format!("\"{k}\":{v}"))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        });
+        let key = "[a-z_\\\\\"é]{0,6}";
+        (
+            proptest::collection::vec((key, value), 0..5),
+            0..3usize,
+            any::<proptest::sample::Index>(),
+            any::<u8>(),
+        )
+            .prop_map(|(members, how, at, byte)| {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("\"{k}\" : {v}"))
+                    .collect();
+                let mut bytes = format!(" {{ {} }}\n", members.join(" ,\n")).into_bytes();
+                let i = at.index(bytes.len());
+                match how {
+                    1 => bytes.truncate(i),
+                    2 => bytes.insert(i, byte & 0x7f),
+                    _ => {}
+                }
+                String::from_utf8(bytes).unwrap_or_default()
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3_000))]
+
+        /// Whatever arguments `scanned_entries` reads, it reads as serde_json does: the same
+        /// keys, in order, with the same raw values (and none where serde_json refuses them).
+        #[test]
+        fn scanned_entries_are_serde_jsons(text in arguments()) {
+            if let Ok(scanned) = scanned_entries(&text) {
+                let scanned: Vec<(String, String)> = scanned
+                    .0
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                proptest::prop_assert_eq!(scanned, serde_reading(&text), "{:?}", text);
+            }
+        }
+
+        /// The same for an array argument's items.
+        #[test]
+        fn scanned_lists_are_serde_jsons(text in arguments()) {
+            let serde = |raw: &str| -> Vec<String> {
+                serde_json::from_str::<Vec<&RawValue>>(raw)
+                    .map(|items| items.iter().map(|i| i.get().to_string()).collect())
+                    .unwrap_or_default()
+            };
+            for (_, raw) in scanned_entries(&text).map(|e| e.0).unwrap_or_default() {
+                if let Ok(items) = scanned_list(raw) {
+                    let items: Vec<String> = items.iter().map(|i| i.to_string()).collect();
+                    proptest::prop_assert_eq!(items, serde(raw), "{:?}", raw);
+                }
+            }
+        }
+    }
+
+    /// Plain arguments are read without serde_json; an escaped key is left to it.
+    #[test]
+    fn plain_arguments_are_scanned_and_escaped_keys_are_not() {
+        let text = r#"{"file_path": "src/a.rs", "old_string": "fn a() {\n}\n", "n": [1, 2.5e3, null, {"x": true}]}"#;
+        let scanned = scanned_entries(text).unwrap();
+        assert_eq!(scanned.0.len(), 3);
+        assert_eq!(scanned.0[2].1, r#"[1, 2.5e3, null, {"x": true}]"#);
+        assert!(scanned_entries(r#"{"file\u005fpath":"x.rs"}"#).is_err());
+        assert_eq!(scanned_list(scanned.0[2].1).unwrap().len(), 4);
     }
 
     #[test]

@@ -2,13 +2,8 @@
 //! compact form with long string leaves cut, or `Unsure` where it cannot be sure of that.
 
 use super::ARGS_TRUNCATION_MARKER;
-
-/// The rewriter met something it does not copy exactly as serde_json would.
-#[derive(Debug)]
-pub(super) struct Unsure;
-
-/// Deepest nesting the rewriter follows (serde_json refuses past 128).
-const MAX_DEPTH: usize = 100;
+// The rewriter meets something it does not copy exactly as serde_json would: `Unsure`.
+use crate::json_check::{MAX_DEPTH, Unsure, checked_string_end, escape_at, next_special};
 
 /// Most keys of one object the rewriter checks for repeats (one by one).
 const MAX_KEYS: usize = 64;
@@ -275,40 +270,6 @@ impl<'a> Rewriter<'a> {
     }
 }
 
-/// The closing quote of the JSON string whose text goes on at `from`, the text checked as
-/// serde_json checks a string: no raw control byte, every escape well formed (a surrogate
-/// escape is left to serde_json). The dropped part of a written file has an escape on every
-/// line, so escapes are found with `memchr` and control bytes in one separate pass, which the
-/// compiler vectorizes: stopping at either kind of byte in one scan was a twentieth of
-/// compacting a real session (`perf record`, real3, issue #17).
-fn checked_string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
-    let mut at = from;
-    let close = loop {
-        let rest = src.get(at..).ok_or(Unsure)?;
-        let special = at + memchr::memchr2(b'"', b'\\', rest).ok_or(Unsure)?;
-        if src[special] == b'"' {
-            break special;
-        }
-        at = special + escape_at(src, special)?.1;
-    };
-    if has_control_byte(&src[from..close]) {
-        return Err(Unsure);
-    }
-    Ok(close)
-}
-
-/// Whether `text` holds a byte below 0x20, tested a block at a time without an early exit
-/// inside a block, so the test is vectorized.
-fn has_control_byte(text: &[u8]) -> bool {
-    const BLOCK: usize = 64;
-    let blocks = text.chunks_exact(BLOCK);
-    let rest = blocks.remainder();
-    blocks
-        .into_iter()
-        .any(|block| block.iter().fold(false, |found, &b| found | (b < 0x20)))
-        || rest.iter().any(|&b| b < 0x20)
-}
-
 /// The characters of `run` (UTF-8 without quotes, escapes or control bytes) when there are at
 /// most `room`, else the byte offset of the character past `room`.
 fn chars_within(run: &[u8], room: usize) -> Result<usize, usize> {
@@ -348,33 +309,6 @@ fn reads_as_marker(escaped: &[u8]) -> bool {
     serde_json::from_slice::<String>(&quoted).is_ok_and(|s| s == ARGS_TRUNCATION_MARKER)
 }
 
-/// The character the escape at `at` (a backslash) stands for, and its length in bytes. A
-/// surrogate (half of a pair, or alone) is left to serde_json.
-fn escape_at(src: &[u8], at: usize) -> Result<(char, usize), Unsure> {
-    let c = match src.get(at + 1) {
-        Some(b'"') => '"',
-        Some(b'\\') => '\\',
-        Some(b'/') => '/',
-        Some(b'b') => '\u{8}',
-        Some(b'f') => '\u{c}',
-        Some(b'n') => '\n',
-        Some(b'r') => '\r',
-        Some(b't') => '\t',
-        Some(b'u') => {
-            let hex = src.get(at + 2..at + 6).ok_or(Unsure)?;
-            let code = hex.iter().try_fold(0u32, |code, &h| {
-                char::from(h)
-                    .to_digit(16)
-                    .map(|d| code * 16 + d)
-                    .ok_or(Unsure)
-            })?;
-            return char::from_u32(code).map(|c| (c, 6)).ok_or(Unsure);
-        }
-        _ => return Err(Unsure),
-    };
-    Ok((c, 2))
-}
-
 /// `c` inside a JSON string as serde_json writes it.
 fn push_escaped(out: &mut Vec<u8>, c: char) {
     let short = match c {
@@ -398,31 +332,4 @@ fn push_escaped(out: &mut Vec<u8>, c: char) {
         let mut buf = [0; 4];
         out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
     }
-}
-
-/// The first byte at or after `from` that ends a plain run inside a JSON string: a quote, a
-/// backslash or a control byte. Eight bytes are tested at a time, since most of a long leaf
-/// is plain text.
-pub(super) fn next_special(bytes: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    // Flags the zero bytes of `v`; wrong flags only ever sit above a right one.
-    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let mut at = from;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let flags = zeros(w ^ (ONES * u64::from(b'"')))
-            | zeros(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS);
-        if flags != 0 {
-            return Some(at + (flags.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    let rest = bytes.get(at..)?;
-    rest.iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|i| at + i)
 }

@@ -2,8 +2,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::rewriter::{Rewriter, next_special};
+use super::rewriter::Rewriter;
 use super::*;
+use crate::json_check::next_special;
 use proptest::prelude::*;
 
 /// Skipping the parse for arguments without a long string token never changes the
