@@ -430,39 +430,54 @@ pub(super) fn plural(n: usize, noun: &str) -> String {
 
 /// `s` on one line (whitespace runs collapsed), at most `max` characters with an ellipsis.
 pub(super) fn one_line(s: &str, max: usize) -> String {
-    // Byte by byte while the text is ASCII: summary lines are mostly commands and paths, and
-    // splitting them into Unicode words was a few percent of a real session's compaction
-    // (issue #17). Sized for what an ASCII line can hold.
+    // Run by run while the text is ASCII: summary lines are mostly commands and paths, and
+    // splitting them into Unicode words was a few percent of a real session's compaction,
+    // pushing them byte by byte a third of building a long span's statements (issue #17).
+    // Sized for what an ASCII line can hold.
     let mut flat = String::with_capacity(s.len().min(max.saturating_add(2)));
+    let bytes = s.as_bytes();
     let mut space = false;
-    for (i, &b) in s.as_bytes().iter().enumerate() {
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
         if !b.is_ascii() {
-            return words_one_line(flat, space, &s[i..], max);
+            return words_one_line(flat, space, &s[at..], max);
         }
-        // `char::is_whitespace` on ASCII: `u8::is_ascii_whitespace` leaves out the vertical tab.
-        if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+        if is_ascii_space(b) {
             space = !flat.is_empty();
+            at += 1;
             continue;
         }
+        // A run of ASCII that is not whitespace, copied at once; read no further than a line
+        // can hold (a long token is cut anyway).
+        let window = &bytes[at..bytes.len().min(at.saturating_add(max).saturating_add(2))];
+        let run_end = at
+            + window
+                .iter()
+                .position(|&b| !b.is_ascii() || is_ascii_space(b))
+                .unwrap_or(window.len());
         if space {
             flat.push(' ');
             space = false;
         }
-        flat.push(char::from(b));
-        // One byte a character so far.
+        flat.push_str(&s[at..run_end]);
+        // One byte a character so far: the cut is where pushing byte by byte would stop.
         if flat.len() > max {
             flat.truncate(max.saturating_sub(1));
             flat.push('…');
             return flat;
         }
+        at = run_end;
     }
     flat
 }
 
-/// [`one_line`] from the first byte that is not ASCII on: `flat` holds the line of the ASCII
-/// text before `rest` (a character a byte), `space` whether whitespace followed its last
-/// character. Built word by word and abandoned once past `max`, so a long reply or output is
-/// read only as far as the line it gives.
+/// `char::is_whitespace` on an ASCII byte (`u8::is_ascii_whitespace` leaves out the vertical
+/// tab).
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
 fn words_one_line(mut flat: String, space: bool, rest: &str, max: usize) -> String {
     let mut chars = flat.len();
     // The first word goes on the last ASCII one when nothing separates them.
@@ -473,6 +488,14 @@ fn words_one_line(mut flat: String, space: bool, rest: &str, max: usize) -> Stri
             chars += 1;
         }
         glued = false;
+        // A word past the cut is read only as far as the cut: a paragraph of CJK text is one
+        // word, and copying and counting the whole of it was most of a long span's
+        // statements (issue #17).
+        let room = max.saturating_sub(chars).saturating_add(1);
+        let word = word
+            .char_indices()
+            .nth(room)
+            .map_or(word, |(end, _)| &word[..end]);
         flat.push_str(word);
         chars += word.chars().count();
         if chars > max {
@@ -518,6 +541,14 @@ mod tests {
         /// ASCII text read byte by byte, with every ASCII whitespace byte (the vertical tab
         /// and form feed too), then other text from its first other character on, gives the
         /// joined line, cut.
+        #[test]
+        fn long_runs_and_words_are_cut_where_the_joined_line_is(
+            s in "([a-z./_-]{1,70}[ \t\n]{0,3}){0,6}([é漢字]{1,80}[ \u{3000}]{0,2}){0,4}",
+            max in 0usize..120,
+        ) {
+            prop_assert_eq!(one_line(&s, max), one_line_by_joining(&s, max));
+        }
+
         #[test]
         fn a_line_read_partly_byte_by_byte_is_the_words_joined_and_cut(
             s in "[ab.\t\n\r\x0B\x0C ]{0,16}[ab é漢\t\n \u{3000}\u{85}]{0,12}",
