@@ -59,6 +59,10 @@ pub(super) struct Chosen {
     pub(super) primary_succeeded: bool,
     /// The summarizer could not be used at all ([`SummaryError::Unavailable`]).
     pub(super) unavailable: Option<String>,
+    /// `body` is the extractive summary, which is written to pass the quality gate (every
+    /// heading, the task in the prose, the ledger block as rendered): gating it repairs
+    /// nothing.
+    pub(super) passes_gate: bool,
 }
 
 /// The escalation ladder: configured summarizer → the same again (asked for half the size
@@ -105,6 +109,7 @@ pub(super) async fn choose_summary(
                                 primary_failure: None,
                                 primary_succeeded: true,
                                 unavailable: None,
+                                passes_gate: false,
                             };
                         }
                         Some(why) => {
@@ -130,6 +135,7 @@ pub(super) async fn choose_summary(
                         primary_failure: Some(FailureKind::Other),
                         primary_succeeded: false,
                         unavailable: Some(e.to_string()),
+                        passes_gate: false,
                     };
                 }
                 Err(e) => {
@@ -149,11 +155,11 @@ pub(super) async fn choose_summary(
         ));
     }
     let fallback_used = !primary_is_extractive;
-    let body = match summarize_once(&extractive, req, budget, ctx.timeout).await {
-        Ok(body) => body,
+    let (body, passes_gate) = match summarize_once(&extractive, req, budget, ctx.timeout).await {
+        Ok(body) => (body, true),
         Err(e) => {
             escalations.push(e.to_string());
-            req.ledger.render()
+            (req.ledger.render(), false)
         }
     };
     let by = if let Some(why) = oversize(&body, budget, req.span_tokens) {
@@ -171,6 +177,7 @@ pub(super) async fn choose_summary(
         primary_failure,
         primary_succeeded: false,
         unavailable: None,
+        passes_gate,
     }
 }
 
