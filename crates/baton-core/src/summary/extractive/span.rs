@@ -128,16 +128,17 @@ impl SpanCall<'_> {
         let Some(text) = &self.result else {
             return "no result recorded".into();
         };
-        let lines = plural(view::original_line_count(text), "line");
+        // Counted only for the outcomes that show it: each count is a pass over the result.
+        let lines = || plural(view::original_line_count(text), "line");
         let quoted = || self.quoted_result().unwrap_or_default();
         match (&*self.action, self.exit_code()) {
-            (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {lines} of output"),
+            (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {} of output", lines()),
             (ToolAction::Command { .. }, Some(code)) => {
                 format!("exit {code}: {}", error_line(quoted()))
             }
             _ if self.failed() => format!("failed: {}", error_line(quoted())),
-            (ToolAction::Command { .. }, None) => format!("{lines} of output"),
-            (ToolAction::Read { .. }, _) => lines,
+            (ToolAction::Command { .. }, None) => format!("{} of output", lines()),
+            (ToolAction::Read { .. }, _) => lines(),
             (ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. }, _) => {
                 "ok".into()
             }
