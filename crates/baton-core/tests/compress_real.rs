@@ -379,6 +379,50 @@ fn a_failed_calls_output_is_quoted_with_no_piece_of_a_secret() {
     }
 }
 
+/// The active task and the goal are the user's words clipped to 1,400 characters, redacted
+/// before the clip: a token straddling it leaves no piece in the summary.
+#[test]
+fn a_request_clipped_for_the_task_keeps_no_piece_of_a_secret() {
+    let token = SECRETS[2];
+    let request = |what: &str| {
+        let pad = format!("{what} ").repeat(1_384 / (what.len() + 1) + 1);
+        format!(
+            "{} {token} and then go on with the rest of the plan",
+            &pad[..1_384]
+        )
+    };
+    let mut m = vec![
+        Message::system("You deploy services."),
+        Message::user(request("set up the pipeline")),
+        Message::assistant("On it."),
+    ];
+    for i in 0..40 {
+        m.push(Message::user(format!(
+            "step {i}: {}",
+            "check the logs again ".repeat(8)
+        )));
+        m.push(Message::assistant(format!(
+            "did step {i}: {}",
+            "all healthy ".repeat(12)
+        )));
+    }
+    m.push(Message::user(request("deploy the service")));
+    let result = compress(
+        &m,
+        CompressorConfig {
+            context_length: 8_000,
+            protect_last_n: 3,
+            ..CompressorConfig::default()
+        },
+    );
+    let summary = result.summary.unwrap();
+    assert!(summary.contains("deploy the service deploy"), "{summary}");
+    for piece in token.as_bytes().windows(10) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        assert!(!summary.contains(piece), "summary kept {piece}:\n{summary}");
+    }
+}
+
 /// A summarizer of its own that reads the turns without a prompt: the compressor hands it
 /// views redacted whole (results and call arguments too), not the pass's own views, whose
 /// results and arguments only the extractive summarizer's quoting redacts.

@@ -188,9 +188,10 @@ async fn summarize_once(
     timeout: Duration,
 ) -> Result<String, SummaryError> {
     // Model-facing summarizers get larger views (what the prompt keeps of each message); the
-    // extractive one reads the small views, whose tool calls and results it redacts where it
-    // quotes them; any other summarizer reading the turns gets small views redacted whole.
-    let reads_pass_views = !summarizer.needs_prompt() && summarizer.quotes_results_through_calls();
+    // extractive one reads the small views, whose tool calls, results and replies it redacts
+    // where it quotes them; any other summarizer reading the turns gets small views redacted
+    // whole.
+    let reads_pass_views = !summarizer.needs_prompt() && summarizer.redacts_what_it_quotes();
     let own_views: MessageList<'_>;
     let own_refs: Vec<&Message>;
     let turns: &[&Message] = if reads_pass_views {

@@ -521,8 +521,9 @@ pub(crate) fn build_ledger(
     }
     ledger.observe_calls(turns, calls);
     if let Some(i) = boundary::last_actionable_user(all, 0) {
-        let own = boundary::own_words(&all[i]);
-        let task: String = own.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
+        let own = boundary::own_words(&all[i]).text();
+        // Redacted before it is clipped: a secret cut at the limit would no longer be seen.
+        let task: String = redact(&own).chars().take(ACTIVE_TASK_MAX_CHARS).collect();
         if !task.trim().is_empty() {
             ledger.active_task = Some(task);
         }
@@ -555,9 +556,13 @@ fn redact_ledger(ledger: &mut TaskLedger) {
 /// The conversation's first real user request (not an injected row, not a summary), cut like
 /// the active task: the summary's goal.
 fn first_user_request(messages: &[Message]) -> Option<String> {
-    let first = messages.iter().find(|m| boundary::is_actionable_user(m))?;
-    let text: String = first.text().chars().take(ACTIVE_TASK_MAX_CHARS).collect();
-    (!text.trim().is_empty()).then(|| redact(&text).into_owned())
+    let first = messages
+        .iter()
+        .find(|m| boundary::is_actionable_user(m))?
+        .text();
+    // Redacted before it is clipped, as the active task is.
+    let text: String = redact(&first).chars().take(ACTIVE_TASK_MAX_CHARS).collect();
+    (!text.trim().is_empty()).then_some(text)
 }
 
 #[cfg(test)]

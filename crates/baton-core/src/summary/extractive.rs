@@ -79,8 +79,9 @@ impl Summarizer for ExtractiveSummarizer {
     }
 
     /// Calls and results are read from `SpanCalls` (built here from `turns` when the input has
-    /// none), and a result is quoted only through `SpanCall::quoted_result`.
-    fn quotes_results_through_calls(&self) -> bool {
+    /// none), a result is quoted only through `SpanCall::quoted_result`, and a reply through
+    /// `Span::quoted_reply`.
+    fn redacts_what_it_quotes(&self) -> bool {
         true
     }
 }
@@ -310,6 +311,46 @@ mod tests {
 
     fn body<'a>(summary: &'a str, heading: &str) -> &'a str {
         section_body(summary, heading).unwrap()
+    }
+
+    /// An assistant reply is quoted (the answer after a question, the span's last message, a
+    /// focus excerpt) redacted whole before any line of it is picked or clipped: the turns a
+    /// pass hands over leave the assistant's text as written. A token straddling the 200
+    /// characters an answer keeps, or the 600 of the last message's excerpt, leaves no piece.
+    #[test]
+    fn a_reply_is_quoted_with_no_piece_of_a_secret() {
+        let token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+        let words = |n: usize| "the deploy key is set up here ".repeat(n / 30 + 1)[..n].to_string();
+        let turns = vec![
+            Message::user("Which token does the deploy use?"),
+            Message::assistant(format!("{} {token} for the deploy", words(185))),
+            Message::user("Thanks, ship it."),
+            Message::assistant(format!("{} {token} was used", words(585))),
+        ];
+        let ledger = observed(&turns);
+        let refs: Vec<&Message> = turns.iter().collect();
+        for focus in [None, Some("deploy")] {
+            let out = summarize_extractively(&SummaryInput {
+                turns: &refs,
+                previous_summary: None,
+                focus_topic: focus,
+                budget_tokens: 10_000,
+                ledger: &ledger,
+                prompt: "",
+                first_request: None,
+                actions: None,
+                calls: None,
+            });
+            assert!(out.contains("answered: the deploy key"), "{out}");
+            assert!(
+                out.contains("Last assistant message: the deploy key"),
+                "{out}"
+            );
+            for piece in token.as_bytes().windows(10) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                assert!(!out.contains(piece), "kept {piece}:\n{out}");
+            }
+        }
     }
 
     #[test]

@@ -36,8 +36,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct SummaryInput<'a> {
     /// The span being compacted, in order: bounded, redacted views of its messages (borrowed
     /// where the view is the message itself). For a summarizer that
-    /// [quotes results through calls](Summarizer::quotes_results_through_calls), tool results
-    /// and call arguments are cut but left as written: it quotes them through `calls`.
+    /// [redacts what it quotes](Summarizer::redacts_what_it_quotes), tool results, call
+    /// arguments and assistant text are cut but left as written.
     pub turns: &'a [&'a Message],
     /// The body (without prefix) of the summary this compaction replaces, if any: the new
     /// summary must carry its still-relevant content forward.
@@ -79,13 +79,15 @@ pub trait Summarizer: Send + Sync {
         true
     }
 
-    /// Whether this summarizer (one that needs no prompt) reads a span's tool calls and results
-    /// only through `SummaryInput::calls`, and quotes a result only through
-    /// [`SpanCall::quoted_result`](span_calls::SpanCall::quoted_result), which redacts it. The
-    /// compressor then hands it `turns` whose tool results are cut but not scanned for secrets
-    /// (a summary quotes only failed calls' outputs; scanning every result was a fifth of a
-    /// long compaction). Any other summarizer gets `turns` redacted whole.
-    fn quotes_results_through_calls(&self) -> bool {
+    /// Whether this summarizer (one that needs no prompt) redacts whatever it quotes of the
+    /// span's tool calls, tool results and assistant replies: it reads calls and results only
+    /// through `SummaryInput::calls` and quotes a result through
+    /// [`SpanCall::quoted_result`](span_calls::SpanCall::quoted_result), and redacts a reply
+    /// before it quotes a line of it. The compressor then hands it `turns` whose tool results,
+    /// call arguments and assistant text are cut but not scanned for secrets (a summary quotes
+    /// a few failed outputs and replies; scanning all of them was a third of a long
+    /// compaction, issue #17). Any other summarizer gets `turns` redacted whole.
+    fn redacts_what_it_quotes(&self) -> bool {
         false
     }
 }

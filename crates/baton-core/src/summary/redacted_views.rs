@@ -41,14 +41,15 @@ pub(crate) fn changed_view(message: &Message, limits: ViewLimits) -> Option<Box<
 
 /// The view a compaction pass's extractive readers (the summary, the ledger) take of a span
 /// message, when it differs from the message: cut to [`ViewLimits::EXTRACTIVE`]; the user's
-/// and the assistant's text redacted; tool calls and tool results as written. Those readers
-/// see calls and results only through `summary::span_calls`, which redacts what a summary
-/// line can show of one (its action's texts, the arguments of an unknown tool, the output of
-/// a failed call), so neither is scanned whole here: a result is measured and judged, and
-/// quoted only when its call failed.
+/// text redacted; tool calls, tool results and the assistant's text as written. Those readers
+/// redact what they quote of the others: calls and results through `summary::span_calls`
+/// (its action's texts, the arguments of an unknown tool, the output of a failed call), an
+/// assistant reply before a line of it is quoted (the extractive summary's `Span`). So neither
+/// is scanned whole here: a result is measured and judged, and quoted only when its call
+/// failed; a reply is quoted only after a question or as the span's last.
 pub(crate) fn changed_span_view(message: &Message) -> Option<Box<Message>> {
     let view = message_view(message, ViewLimits::EXTRACTIVE);
-    if message.role == Role::Tool {
+    if matches!(message.role, Role::Tool | Role::Assistant) {
         return changed(view);
     }
     changed(redact_view_text(view))

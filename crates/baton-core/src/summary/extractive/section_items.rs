@@ -5,6 +5,7 @@ use super::label_key::key_of_label;
 use super::span::error_line;
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
+use crate::summary::redact::redact;
 use crate::summary::sentences::sentences;
 
 /// The ledger's task (the latest request of the whole conversation) wins; then the span's
@@ -118,7 +119,16 @@ pub(super) fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
         .iter()
         .filter(|m| matches!(m.role, Role::User | Role::Assistant))
     {
+        // An assistant's text is quoted redacted (its view is not: `changed_span_view`).
         let text = ledger::message_text(m);
+        let redacted = match m.role {
+            Role::Assistant => match redact(&text) {
+                Cow::Owned(redacted) => Some(redacted),
+                Cow::Borrowed(_) => None,
+            },
+            _ => None,
+        };
+        let text = redacted.map_or(text, Cow::Owned);
         for sentence in sentences(&text) {
             let lower = sentence.to_lowercase();
             if focus.iter().any(|t| lower.contains(t.as_str())) {
@@ -392,8 +402,8 @@ pub(super) fn critical_context(
             lines.push(format!("- On the focus topic: {excerpt}"));
         }
     }
-    if let Some(&j) = span.replies.last() {
-        let excerpt = one_line(&span.turns[j].text(), EXCERPT_MAX_CHARS);
+    if let Some(last) = span.replies.len().checked_sub(1) {
+        let excerpt = one_line(span.quoted_reply(last), EXCERPT_MAX_CHARS);
         lines.push(format!("- Last assistant message: {excerpt}"));
     }
     let count = |r: Role| span.turns.iter().filter(|m| m.role == r).count();

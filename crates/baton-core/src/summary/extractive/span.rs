@@ -3,6 +3,7 @@
 
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
+use crate::summary::redact::redact;
 use crate::summary::sentences::sentence_ranges;
 use std::ops::Range;
 
@@ -16,6 +17,9 @@ pub(super) struct Span<'a> {
     request_sentences: std::sync::OnceLock<RequestSentences>,
     /// Positions of assistant messages with text.
     pub(super) replies: Vec<usize>,
+    /// Each reply's text redacted, once it is quoted (`OnceLock`s: the sections run on two
+    /// threads). The turns' assistant text is as written (`redacted_views::changed_span_view`).
+    quoted_replies: Vec<std::sync::OnceLock<Cow<'a, str>>>,
     /// The span's calls: the pass's own list when it has one (the ledger read the same
     /// calls), else built here.
     pub(super) calls: Cow<'a, [SpanCall<'a>]>,
@@ -36,13 +40,31 @@ impl<'a> Span<'a> {
         let requests: Vec<(usize, Cow<'a, str>)> = positions(ledger::is_real_request)
             .map(|(i, m)| (i, ledger::message_text(m)))
             .collect();
+        let replies: Vec<usize> = positions(ledger::is_reply).map(|(i, _)| i).collect();
         Span {
             turns,
             request_sentences: std::sync::OnceLock::new(),
             requests,
-            replies: positions(ledger::is_reply).map(|(i, _)| i).collect(),
+            quoted_replies: replies.iter().map(|_| std::sync::OnceLock::new()).collect(),
+            replies,
             calls,
         }
+    }
+
+    /// The text of reply `r` (of `replies`) as a summary may quote it: redacted whole before
+    /// any line of it is picked or clipped; redacted on first use.
+    pub(super) fn quoted_reply(&self, r: usize) -> &str {
+        let Some(slot) = self.quoted_replies.get(r) else {
+            return "";
+        };
+        slot.get_or_init(|| {
+            let text = ledger::message_text(self.turns[self.replies[r]]);
+            let redacted = match redact(&text) {
+                Cow::Owned(redacted) => Some(redacted),
+                Cow::Borrowed(_) => None,
+            };
+            redacted.map_or(text, Cow::Owned)
+        })
     }
 
     /// The sentences of request `k` (of `requests`). Split on first use, not in `new`: only
@@ -66,14 +88,11 @@ impl<'a> Span<'a> {
         mine.iter().map(move |r| &text[r.clone()])
     }
 
-    /// The first assistant text after position `i`.
-    pub(super) fn reply_after(&self, i: usize) -> Option<Cow<'a, str>> {
+    /// The first assistant text after position `i`, as it may be quoted ([`Self::quoted_reply`]).
+    pub(super) fn reply_after(&self, i: usize) -> Option<&str> {
         // `replies` is in ascending order: binary search, not a scan per request.
-        let j = *self
-            .replies
-            .get(self.replies.partition_point(|&j| j <= i))?;
-        // Borrowed: only its first line is read.
-        Some(ledger::message_text(self.turns[j]))
+        let r = self.replies.partition_point(|&j| j <= i);
+        (r < self.replies.len()).then(|| self.quoted_reply(r))
     }
 }
 
