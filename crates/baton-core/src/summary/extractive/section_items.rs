@@ -321,14 +321,8 @@ pub(super) fn questions(
     for (k, (i, _)) in span.requests.iter().enumerate() {
         for q in ledger::questions_among(span.sentences_of(k)) {
             let q = one_line(&q, LINE_MAX_CHARS);
-            match span.reply_after(*i) {
-                Some(reply) => {
-                    let first = reply.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                    resolved.push(format!(
-                        "{q} → answered: {}",
-                        one_line(first, LINE_MAX_CHARS)
-                    ));
-                }
+            match span.answer_after(*i) {
+                Some(answer) => resolved.push(format!("{q} → answered: {answer}")),
                 None => pending.push(q),
             }
         }
@@ -403,7 +397,7 @@ pub(super) fn critical_context(
         }
     }
     if let Some(last) = span.replies.len().checked_sub(1) {
-        let excerpt = one_line(span.quoted_reply(last), EXCERPT_MAX_CHARS);
+        let excerpt = one_line(&span.quoted_reply(last), EXCERPT_MAX_CHARS);
         lines.push(format!("- Last assistant message: {excerpt}"));
     }
     let count = |r: Role| span.turns.iter().filter(|m| m.role == r).count();

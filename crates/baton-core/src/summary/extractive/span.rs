@@ -17,9 +17,9 @@ pub(super) struct Span<'a> {
     request_sentences: std::sync::OnceLock<RequestSentences>,
     /// Positions of assistant messages with text.
     pub(super) replies: Vec<usize>,
-    /// Each reply's text redacted, once it is quoted (`OnceLock`s: the sections run on two
-    /// threads). The turns' assistant text is as written (`redacted_views::changed_span_view`).
-    quoted_replies: Vec<std::sync::OnceLock<Cow<'a, str>>>,
+    /// The line each reply shows as an answer ([`Span::answer_after`]), built once it is asked
+    /// for (`OnceLock`s: the sections run on two threads).
+    answers: Vec<std::sync::OnceLock<String>>,
     /// The span's calls: the pass's own list when it has one (the ledger read the same
     /// calls), else built here.
     pub(super) calls: Cow<'a, [SpanCall<'a>]>,
@@ -45,26 +45,25 @@ impl<'a> Span<'a> {
             turns,
             request_sentences: std::sync::OnceLock::new(),
             requests,
-            quoted_replies: replies.iter().map(|_| std::sync::OnceLock::new()).collect(),
+            answers: replies.iter().map(|_| std::sync::OnceLock::new()).collect(),
             replies,
             calls,
         }
     }
 
     /// The text of reply `r` (of `replies`) as a summary may quote it: redacted whole before
-    /// any line of it is picked or clipped; redacted on first use.
-    pub(super) fn quoted_reply(&self, r: usize) -> &str {
-        let Some(slot) = self.quoted_replies.get(r) else {
-            return "";
+    /// any line of it is picked or clipped (the turns' assistant text is as written,
+    /// `redacted_views::changed_span_view`).
+    pub(super) fn quoted_reply(&self, r: usize) -> Cow<'a, str> {
+        let Some(&j) = self.replies.get(r) else {
+            return Cow::Borrowed("");
         };
-        slot.get_or_init(|| {
-            let text = ledger::message_text(self.turns[self.replies[r]]);
-            let redacted = match redact(&text) {
-                Cow::Owned(redacted) => Some(redacted),
-                Cow::Borrowed(_) => None,
-            };
-            redacted.map_or(text, Cow::Owned)
-        })
+        let text = ledger::message_text(self.turns[j]);
+        let redacted = match redact(&text) {
+            Cow::Owned(redacted) => Some(redacted),
+            Cow::Borrowed(_) => None,
+        };
+        redacted.map_or(text, Cow::Owned)
     }
 
     /// The sentences of request `k` (of `requests`). Split on first use, not in `new`: only
@@ -88,11 +87,24 @@ impl<'a> Span<'a> {
         mine.iter().map(move |r| &text[r.clone()])
     }
 
-    /// The first assistant text after position `i`, as it may be quoted ([`Self::quoted_reply`]).
-    pub(super) fn reply_after(&self, i: usize) -> Option<&str> {
+    /// What a question asked at position `i` shows as its answer: the first reply after it,
+    /// its first non-blank line, redacted and put on one line of at most
+    /// [`LINE_MAX_CHARS`]; `None` when no reply follows. Built once per reply (a request's
+    /// questions share one).
+    ///
+    /// Only that line is redacted, before it is clipped: a secret on it is whole on it (a
+    /// token holds no line break), and what a rule reads around a secret (`password=`, a
+    /// key block's armour) sits on the secret's own line or after it. Redacting every
+    /// answering reply whole was a twentieth of a long span's pass (issue #17).
+    pub(super) fn answer_after(&self, i: usize) -> Option<&str> {
         // `replies` is in ascending order: binary search, not a scan per request.
         let r = self.replies.partition_point(|&j| j <= i);
-        (r < self.replies.len()).then(|| self.quoted_reply(r))
+        let slot = self.answers.get(r)?;
+        Some(slot.get_or_init(|| {
+            let text = ledger::message_text(self.turns[self.replies[r]]);
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            one_line(&redact(first), LINE_MAX_CHARS)
+        }))
     }
 }
 
