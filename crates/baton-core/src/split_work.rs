@@ -119,32 +119,6 @@ fn ranges_on_threads<R: Send, D>(
 /// caller decides, and a range past `n` is wasted.
 const AHEAD_RANGE_ITEMS: usize = 256;
 
-/// `a` and `b`, two independent pieces of work on `len` items: `a` on another thread while the
-/// caller does `b` when `len` is long enough to repay a thread ([`SPLIT_FROM_ITEMS`]), else
-/// one after the other on the caller.
-///
-/// For a long span's steps that are whole, not per item: the extractive summary's sections
-/// read the same span independently, and one group of them can run beside the other.
-pub(crate) fn both<A: Send, B>(
-    len: usize,
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B,
-) -> (A, B) {
-    if threads_for(len) <= 1 {
-        let a = a();
-        return (a, b());
-    }
-    std::thread::scope(|scope| {
-        let other = scope.spawn(a);
-        let b = b();
-        match other.join() {
-            Ok(a) => (a, b),
-            // As in `in_ranges`: the panic is raised here, as if this thread had done `a`.
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
-}
-
 /// Ranges per thread: enough that the threads finish close together whatever the messages
 /// weigh, few enough that taking one is noise next to its work.
 const RANGES_PER_THREAD: usize = 8;
@@ -300,29 +274,6 @@ mod tests {
             })
         });
         assert!(other_ran.load(Ordering::SeqCst));
-        assert!(caught.is_err());
-    }
-
-    #[test]
-    fn both_runs_a_short_spans_work_on_the_caller_and_a_long_ones_beside_it() {
-        let here = std::thread::current().id();
-        let (a, b) = both(
-            SPLIT_FROM_ITEMS - 1,
-            || std::thread::current().id(),
-            || std::thread::current().id(),
-        );
-        assert_eq!((a, b), (here, here));
-        if one_core() {
-            return;
-        }
-        let (a, b) = both(
-            SPLIT_FROM_ITEMS,
-            || std::thread::current().id(),
-            || std::thread::current().id(),
-        );
-        assert_ne!(a, here);
-        assert_eq!(b, here);
-        let caught = std::panic::catch_unwind(|| both(SPLIT_FROM_ITEMS, || panic!("in a"), || 1));
         assert!(caught.is_err());
     }
 

@@ -8,7 +8,7 @@
 //! hash-map order), so the same span always produces byte-identical text.
 
 use crate::message::{Message, Role};
-use crate::split_work::{self, in_ranges};
+use crate::split_work::in_ranges;
 use crate::summary::ledger::{self, TaskLedger};
 use crate::summary::sections::{self, section_body};
 use crate::summary::span_calls::{SpanCall, SpanCalls};
@@ -120,26 +120,14 @@ impl Draft {
         let span = Span::new(input.turns, input.actions, input.calls);
         let focus = focus_terms(input.focus_topic);
         let prev = input.previous_summary;
-        // The sections reading the user's words (sentence by sentence) and those reading the
-        // tool calls share nothing but the span: on a long span the first group runs on
-        // another thread (`synth_10k`: each group is about a third of the summary).
-        let (((constraints, decisions), (resolved, pending)), (blocked, actions, files)) =
-            split_work::both(
-                input.turns.len(),
-                || {
-                    (
-                        user_statements(&span, prev),
-                        questions(&span, prev, input.ledger),
-                    )
-                },
-                || {
-                    (
-                        blockers(&span, input.ledger),
-                        actions(&span, prev, &focus),
-                        relevant_files(input.ledger, &span),
-                    )
-                },
-            );
+        // On a long span each section reads the span in ranges on several threads
+        // (`split_work::in_ranges`): the requests for the user's words, the calls for the
+        // blockers.
+        let (constraints, decisions) = user_statements(&span, prev);
+        let (resolved, pending) = questions(&span, prev, input.ledger);
+        let blocked = blockers(&span, input.ledger);
+        let actions = actions(&span, prev, &focus);
+        let files = relevant_files(input.ledger, &span);
         let remaining = remaining_work(&pending, &blocked);
         Draft {
             active_task: active_task(input.ledger, &span, prev),
@@ -427,9 +415,9 @@ mod tests {
         );
     }
 
-    /// On a long span the sections reading the user's words run on another thread beside
-    /// those reading the tool calls (`split_work::both`); the summary is the one a short span
-    /// with the same requests and calls gives.
+    /// On a long span the sections read the span in ranges on several threads
+    /// (`split_work::in_ranges`); the summary is the one a short span with the same requests
+    /// and calls gives.
     #[test]
     fn a_long_span_summarized_on_two_threads_says_what_the_short_one_says() {
         let turns = transcript();
@@ -453,6 +441,47 @@ mod tests {
         assert_eq!(
             body(&out, sections::CONSTRAINTS),
             "- You must not add dependencies."
+        );
+    }
+
+    /// A long span's requests are read in ranges on several threads: its statements and
+    /// questions are listed as reading the requests in order lists them (each once, where it
+    /// was first seen, the newest kept), which the span of their first occurrences shows.
+    #[test]
+    fn a_long_spans_statements_and_questions_keep_the_requests_order() {
+        let turns = |n: usize| -> Vec<Message> {
+            (0..n)
+                .flat_map(|i| {
+                    [
+                        Message::user(format!(
+                            "You must keep module {} stable. Is step {} done?",
+                            i % 50,
+                            i % 40
+                        )),
+                        Message::assistant(format!("Step {} is done.", i % 40)),
+                    ]
+                })
+                .collect()
+        };
+        let (long, first) = (turns(crate::split_work::SPLIT_FROM_ITEMS + 500), turns(50));
+        let out = summarize(&long, &observed(&long), None, 100_000);
+        let expected = summarize(&first, &observed(&first), None, 100_000);
+        for heading in [
+            sections::CONSTRAINTS,
+            sections::KEY_DECISIONS,
+            sections::RESOLVED_QUESTIONS,
+        ] {
+            assert_eq!(body(&out, heading), body(&expected, heading), "{heading}");
+        }
+        assert!(
+            body(&out, sections::CONSTRAINTS)
+                .starts_with("… 30 earlier constraints omitted\n- You must keep module 30 stable."),
+            "{out}"
+        );
+        assert!(
+            body(&out, sections::RESOLVED_QUESTIONS)
+                .ends_with("- Is step 39 done? → answered: Step 39 is done."),
+            "{out}"
         );
     }
 

@@ -278,23 +278,33 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
 pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, Bullets) {
     let mut constraints = Distinct::from_items(carried_bullets(prev, sections::CONSTRAINTS));
     let mut decisions = Distinct::from_items(carried_bullets(prev, sections::KEY_DECISIONS));
-    let sources = (0..span.requests.len())
-        .filter(|&k| span.requests[k].1.chars().count() <= STATEMENT_SOURCE_MAX_CHARS);
-    for k in sources {
-        for sentence in span.sentences_of(k) {
-            let len = sentence.chars().count();
-            if !STATEMENT_CHARS.contains(&len)
-                || sentence.ends_with('?')
-                || sentence.ends_with('？')
-            {
+    // A long span's requests are read in ranges on several threads; the lines are listed in
+    // the requests' order.
+    let found = in_ranges(span.requests.len(), |range| {
+        let mut found = Vec::new();
+        for k in range {
+            if span.requests[k].1.chars().count() > STATEMENT_SOURCE_MAX_CHARS {
                 continue;
             }
-            let target = match cue_words::statement_in(sentence) {
-                Some(cue_words::Statement::Decision) => &mut decisions,
-                Some(cue_words::Statement::Constraint) => &mut constraints,
-                None => continue,
-            };
-            target.push(one_line(sentence, LINE_MAX_CHARS));
+            for sentence in span.sentences_of(k) {
+                let len = sentence.chars().count();
+                if !STATEMENT_CHARS.contains(&len)
+                    || sentence.ends_with('?')
+                    || sentence.ends_with('？')
+                {
+                    continue;
+                }
+                if let Some(kind) = cue_words::statement_in(sentence) {
+                    found.push((kind, one_line(sentence, LINE_MAX_CHARS)));
+                }
+            }
+        }
+        found
+    });
+    for (kind, line) in found.into_iter().flatten() {
+        match kind {
+            cue_words::Statement::Decision => decisions.push(line),
+            cue_words::Statement::Constraint => constraints.push(line),
         }
     }
     (
@@ -318,13 +328,27 @@ pub(super) fn questions(
 ) -> (Bullets, Bullets) {
     let mut resolved = Distinct::from_items(carried_bullets(prev, sections::RESOLVED_QUESTIONS));
     let mut pending = Distinct::default();
-    for (k, (i, _)) in span.requests.iter().enumerate() {
-        for q in ledger::questions_among(span.sentences_of(k)) {
-            let q = one_line(&q, LINE_MAX_CHARS);
-            match span.answer_after(*i) {
-                Some(answer) => resolved.push(format!("{q} → answered: {answer}")),
-                None => pending.push(q),
+    // As the statements: a long span's requests in ranges, the lines in the requests' order;
+    // each is resolved (`true`) or pending.
+    let found = in_ranges(span.requests.len(), |range| {
+        let mut found = Vec::new();
+        for k in range {
+            let at = span.requests[k].0;
+            for q in ledger::questions_among(span.sentences_of(k)) {
+                let q = one_line(&q, LINE_MAX_CHARS);
+                found.push(match span.answer_after(at) {
+                    Some(answer) => (true, format!("{q} → answered: {answer}")),
+                    None => (false, q),
+                });
             }
+        }
+        found
+    });
+    for (answered, line) in found.into_iter().flatten() {
+        if answered {
+            resolved.push(line);
+        } else {
+            pending.push(line);
         }
     }
     let mut pending = pending.into_items();
