@@ -138,14 +138,16 @@ impl<'t> ResultShape<'t> {
 
 /// Stubs for tools whose *name* says more than their classified action does.
 fn named_stub(name: &str, arguments: &str, content: &str, shape: &ResultShape) -> Option<String> {
-    // The arguments are parsed only for the names that read them: this runs for every call.
-    match name.to_ascii_lowercase().as_str() {
-        "write_stdin" => Some(stdin_stub(&parse_object(arguments), content, shape)),
-        "todowrite" | "write_todos" | "todo" | "update_plan" => Some(format!(
+    // The arguments are parsed only for the names that read them: this runs for every call,
+    // so the name is compared as it is, not lowered into a copy.
+    let is = |names: &[&str]| names.iter().any(|n| name.eq_ignore_ascii_case(n));
+    match name {
+        _ if is(&["write_stdin"]) => Some(stdin_stub(&parse_object(arguments), content, shape)),
+        _ if is(&["todowrite", "write_todos", "todo", "update_plan"]) => Some(format!(
             "updated the task list ({} chars result)",
             shape.chars_label()
         )),
-        "execute_code" | "run_ipython" | "python" => {
+        _ if is(&["execute_code", "run_ipython", "python"]) => {
             let args = parse_object(arguments);
             let code = string_value(&args, &["code", "source"])?;
             Some(format!(

@@ -63,8 +63,23 @@ fn a_line_starts_like_an_error(text: &str) -> bool {
 /// a case-insensitive Aho-Corasick automaton walked every byte and was a twentieth of a
 /// compaction of a long span (issue #17).
 fn holds_a_phrase(head: &str) -> bool {
-    let folded: Vec<u8> = head.bytes().map(|b| b.to_ascii_lowercase()).collect();
-    PHRASES.iter().any(|phrase| phrase.find(&folded).is_some())
+    // Folded on the stack when the head fits (an ASCII head always does): a heap copy per
+    // judged result was a tenth of the judgement.
+    let mut buffer = [0u8; HEAD_CHARS];
+    let mut heap = Vec::new();
+    let folded: &[u8] = match buffer.get_mut(..head.len()) {
+        Some(room) => {
+            for (to, from) in room.iter_mut().zip(head.bytes()) {
+                *to = from.to_ascii_lowercase();
+            }
+            room
+        }
+        None => {
+            heap.extend(head.bytes().map(|b| b.to_ascii_lowercase()));
+            &heap
+        }
+    };
+    PHRASES.iter().any(|phrase| phrase.find(folded).is_some())
 }
 
 /// A prepared search for each phrase.
