@@ -79,7 +79,7 @@ impl Agent {
         let result = self
             .engine
             .compress(CompressRequest {
-                messages: &self.session.messages,
+                messages: self.session.messages.as_slice().into(),
                 current_tokens,
                 focus_topic: focus,
                 force,

@@ -11,6 +11,7 @@ use crate::summary::BoxFuture;
 use crate::usage::CanonicalUsage;
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Token counters the host displays and decides on.
@@ -37,9 +38,13 @@ pub struct EngineStatus {
 }
 
 /// One `compress` call.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CompressRequest<'a> {
-    pub messages: &'a [Message],
+    /// The conversation: lent (`Cow::Borrowed`), the result's messages are copied from it;
+    /// handed over (`Cow::Owned`), they are moved out of it and it is consumed. A host that
+    /// replaces its conversation with the result hands it over (`baton compress` does): a
+    /// compaction keeps most of a real session, and copying it was a tenth of the pass.
+    pub messages: Cow<'a, [Message]>,
     /// The real prompt size, when the host has one (provider usage); estimated otherwise.
     pub current_tokens: Option<u64>,
     /// What the user asked to keep in full detail (`/compress <topic>`).

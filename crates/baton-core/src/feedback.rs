@@ -66,12 +66,27 @@ impl CompressionReport {
         before_tokens: u64,
         after_tokens: u64,
     ) -> Self {
+        Self::from_counts(
+            (before.len(), before_tokens),
+            (after.len(), after_tokens),
+            before == after,
+        )
+    }
+
+    /// The report from the sizes alone, for a caller that no longer holds the conversation
+    /// before (it handed it over to the compaction): `unchanged` is whether the compaction
+    /// changed nothing (`CompressionResult::changed`).
+    pub fn from_counts(
+        (before_messages, before_tokens): (usize, u64),
+        (after_messages, after_tokens): (usize, u64),
+        unchanged: bool,
+    ) -> Self {
         CompressionReport {
-            before_messages: before.len(),
-            after_messages: after.len(),
+            before_messages,
+            after_messages,
             before_tokens,
             after_tokens,
-            unchanged: before == after,
+            unchanged,
             outcome: CompressionOutcome::Summarized,
         }
     }

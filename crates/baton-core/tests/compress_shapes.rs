@@ -80,7 +80,7 @@ fn compress(
         .build()
         .unwrap();
     rt.block_on(engine.compress(CompressRequest {
-        messages,
+        messages: messages.into(),
         current_tokens: tokens,
         focus_topic: None,
         force,

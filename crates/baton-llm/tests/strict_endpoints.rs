@@ -30,7 +30,7 @@ async fn compacted_sample() -> (Document, Document) {
     let mut engine = baton_core::compress::Compressor::new(CompressorConfig::default());
     let result = engine
         .compress(CompressRequest {
-            messages: &conv.messages,
+            messages: (&conv.messages).into(),
             current_tokens: None,
             focus_topic: None,
             force: true,

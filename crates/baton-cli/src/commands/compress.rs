@@ -199,7 +199,7 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
                         + schema_tokens
                 });
                 let mut result = runtime.block_on(engine.compress(CompressRequest {
-                    messages: &conv.messages,
+                    messages: (&conv.messages).into(),
                     current_tokens,
                     focus_topic: args.focus.as_deref(),
                     force: args.force,
@@ -339,7 +339,7 @@ fn report(
                         group_digits(*schema_tokens as usize)
                     );
                 }
-                errln!("{}", text_report(r, &conv.messages));
+                errln!("{}", text_report(r, conv.messages.len()));
             }
         }
     }
@@ -348,7 +348,7 @@ fn report(
 /// The report of one conversation: headline, request size, and one `note:` line per step of
 /// the escalation ladder. A fallback's reason is not repeated here: [`fallback_reason`] is
 /// printed first, above the settings.
-pub fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> String {
+pub fn text_report(r: &CompressionResult, before_messages: usize) -> String {
     let outcome = match &r.outcome {
         Outcome::Blocked { reason } | Outcome::Unavailable { reason } => {
             CompressionOutcome::Aborted {
@@ -357,11 +357,14 @@ pub fn text_report(r: &CompressionResult, before: &[baton_core::Message]) -> Str
         }
         _ => CompressionOutcome::Summarized,
     };
-    let mut text =
-        CompressionReport::from_transcripts(before, &r.messages, r.tokens_before, r.tokens_after)
-            .with_outcome(outcome)
-            .feedback()
-            .to_string();
+    let mut text = CompressionReport::from_counts(
+        (before_messages, r.tokens_before),
+        (r.messages.len(), r.tokens_after),
+        !r.changed(),
+    )
+    .with_outcome(outcome)
+    .feedback()
+    .to_string();
     if let Outcome::NoOp { reason } = &r.outcome {
         text.push_str(&format!("\n{reason}"));
     }

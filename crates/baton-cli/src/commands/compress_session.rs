@@ -58,8 +58,10 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
     let mut engine = EngineRegistry::with_builtin()
         .create(&resolved.engine, &resolved.compressor)
         .map_err(|e| Failure::BadInput(e.to_string()))?;
+    let before = messages.len();
+    // Handed over: the result's messages are moved out of the stored ones, not copied.
     let result = runtime.block_on(engine.compress(CompressRequest {
-        messages: &messages,
+        messages: messages.into(),
         current_tokens: None,
         focus_topic: args.focus.as_deref(),
         force: args.force,
@@ -87,7 +89,7 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
     }
     match args.report_format() {
         ReportFormat::Json => {
-            let mut report = json_report(&result, messages.len());
+            let mut report = json_report(&result, before);
             if let Some(obj) = report.as_object_mut() {
                 obj.insert("settings".into(), compress_settings::json(&resolved));
                 obj.insert("session".into(), tip.clone().into());
@@ -102,7 +104,7 @@ pub fn run(args: &CompressArgs, settings: &Settings, session: &str) -> Result<()
             for line in compress_settings::text_lines(&resolved) {
                 errln!("{line}");
             }
-            errln!("{}", text_report(&result, &messages));
+            errln!("{}", text_report(&result, before));
             match &child {
                 Some(c) => errln!("session {tip} ended (compression); continues as {c}"),
                 None => errln!("session {tip} unchanged"),

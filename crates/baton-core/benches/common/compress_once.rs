@@ -12,7 +12,7 @@ pub fn compress_once(runtime: &tokio::runtime::Runtime, messages: &[Message]) ->
         ..CompressorConfig::default()
     });
     let result = runtime.block_on(engine.compress(CompressRequest {
-        messages,
+        messages: messages.into(),
         current_tokens: None,
         focus_topic: None,
         force: true,

@@ -12,6 +12,7 @@ use crate::compress::markers::{
     after_prefix, is_summary_message, mark_summary, unmark_summary, with_summary_prefix,
 };
 use crate::message::{Content, ContentPart, Message, Role};
+use std::borrow::Cow;
 
 /// Where the summary goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,10 +103,26 @@ pub fn assemble(head: &[Message], summary_body: &str, tail: &[Message]) -> Vec<M
 /// [`assemble`] for a caller that owns the head and tail it hands over: they are moved into
 /// the result, not copied (a pass copies what it keeps once, issue #17).
 pub fn assemble_owned(head: Vec<Message>, summary_body: &str, tail: Vec<Message>) -> Vec<Message> {
+    let owned = |messages: Vec<Message>| messages.into_iter().map(Cow::Owned).collect();
+    assemble_kept(owned(head), summary_body, owned(tail))
+        .into_iter()
+        .map(Cow::into_owned)
+        .collect()
+}
+
+/// [`assemble`] over messages a pass keeps, each borrowed from its input until something
+/// changes it (a note added, a summary merged in or taken out, two neighbours joined): the
+/// output is copied from the input only once it is certain to be the output, or moved from an
+/// input the caller owns (`Compressor`).
+pub(crate) fn assemble_kept<'a>(
+    head: Vec<Cow<'a, Message>>,
+    summary_body: &str,
+    tail: Vec<Cow<'a, Message>>,
+) -> Vec<Cow<'a, Message>> {
     let mut out = without_old_summaries(head);
     let tail = without_old_summaries(tail);
     if let Some(first) = out.first_mut().filter(|m| m.role.is_instruction()) {
-        *first = add_compression_note(first);
+        *first = Cow::Owned(add_compression_note(first));
     }
     let no_user = !out.iter().chain(&tail).any(|m| m.role == Role::User);
     let head_last = out.last().map(|m| m.role);
@@ -115,10 +132,14 @@ pub fn assemble_owned(head: Vec<Message>, summary_body: &str, tail: Vec<Message>
     let mut tail = tail.into_iter();
     out.reserve(tail.len() + 1);
     match placement {
-        SummaryPlacement::Standalone(role) => out.push(summary_message(role, summary)),
+        SummaryPlacement::Standalone(role) => out.push(Cow::Owned(summary_message(role, summary))),
         SummaryPlacement::MergeIntoTail => match tail.next() {
-            Some(first) => out.push(merge_summary(first, &summary, prepend)),
-            None => out.push(summary_message(Role::User, summary)),
+            Some(first) => out.push(Cow::Owned(merge_summary(
+                first.into_owned(),
+                &summary,
+                prepend,
+            ))),
+            None => out.push(Cow::Owned(summary_message(Role::User, summary))),
         },
     }
     out.extend(tail);
@@ -184,12 +205,12 @@ fn join_text(first: &str, second: &str) -> String {
 /// `messages` without summaries: a standalone summary is dropped, a carrier of a merged
 /// summary is restored to its own content. When a drop leaves two user (or two assistant)
 /// messages side by side, they are joined so the sequence stays alternating.
-fn without_old_summaries(messages: Vec<Message>) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+fn without_old_summaries(messages: Vec<Cow<'_, Message>>) -> Vec<Cow<'_, Message>> {
+    let mut out: Vec<Cow<'_, Message>> = Vec::with_capacity(messages.len());
     let mut dropped = false;
     for m in messages {
         let kept = if is_summary_message(&m) {
-            unwrap_summary(&m)
+            unwrap_summary(&m).map(Cow::Owned)
         } else {
             Some(m)
         };
@@ -204,9 +225,11 @@ fn without_old_summaries(messages: Vec<Message>) -> Vec<Message> {
     out
 }
 
-fn push_joining(out: &mut Vec<Message>, message: Message, after_drop: bool) {
+fn push_joining<'a>(out: &mut Vec<Cow<'a, Message>>, message: Cow<'a, Message>, after_drop: bool) {
     match out.last_mut() {
-        Some(last) if after_drop && can_join(last, &message) => join_into(last, message),
+        Some(last) if after_drop && can_join(last, &message) => {
+            join_into(last.to_mut(), message.into_owned());
+        }
         _ => out.push(message),
     }
 }

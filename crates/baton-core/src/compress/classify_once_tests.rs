@@ -46,7 +46,7 @@ pub(super) fn compress_forced(messages: &[Message], context_length: u64) -> Comp
         ..CompressorConfig::default()
     });
     rt.block_on(engine.compress(CompressRequest {
-        messages,
+        messages: messages.into(),
         current_tokens: None,
         focus_topic: None,
         force: true,
@@ -86,5 +86,47 @@ fn a_pass_classifies_each_tool_call_once_for_stubs_ledger_and_summary() {
     assert!(
         classified <= exchanges && classified >= calls_in_span,
         "{classified} classifications for {exchanges} calls ({calls_in_span} in the span)"
+    );
+}
+
+/// A conversation handed over (`Cow::Owned`) compacts to what the same conversation lent
+/// compacts to, whatever the pass makes of it: a summary installed, only pruning kept (the
+/// summary would not be smaller), or nothing changed.
+#[test]
+fn a_handed_over_conversation_compacts_as_a_lent_one() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let compress = |messages: std::borrow::Cow<'_, [Message]>, context_length: u64| {
+        let mut engine = Compressor::new(CompressorConfig {
+            context_length,
+            ..CompressorConfig::default()
+        });
+        let mut result = rt.block_on(engine.compress(CompressRequest {
+            messages,
+            current_tokens: None,
+            focus_topic: None,
+            force: true,
+        }));
+        result.elapsed = std::time::Duration::ZERO;
+        format!("{:?}\n{:?}", result.outcome, result)
+    };
+    let mut seen = Vec::new();
+    for (messages, context_length) in [
+        (session(120), 20_000),
+        (session(6), 200_000),
+        (session(1), 200_000),
+    ] {
+        let lent = compress(messages.as_slice().into(), context_length);
+        let handed = compress(messages.clone().into(), context_length);
+        assert_eq!(lent, handed);
+        seen.push(lent.lines().next().unwrap_or_default().to_string());
+    }
+    assert!(seen.iter().any(|o| o == "Compressed"), "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|o| o.starts_with("NoOp") || o == "PrunedOnly"),
+        "{seen:?}"
     );
 }

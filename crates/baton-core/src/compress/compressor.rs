@@ -12,6 +12,7 @@ use crate::summary::BoxFuture;
 use crate::tokens::{Encoding, RoughCounter, RunningCount, TokenCounter, tools_tokens};
 use crate::usage::CanonicalUsage;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
@@ -62,7 +63,8 @@ impl Compressor {
 
     async fn compress_now(&mut self, request: CompressRequest<'_>) -> CompressionResult {
         let started = Instant::now();
-        let messages = request.messages;
+        let input = request.messages;
+        let messages: &[Message] = &input;
         // Per-message estimates, computed once and shared with the pass.
         let Scanned { counts, summaries } = scan_messages(messages);
         let tokens_before = request
@@ -70,8 +72,8 @@ impl Compressor {
             .filter(|t| *t > 0)
             .unwrap_or_else(|| counts.iter().sum());
         if !request.force && tokens_before < self.budgets.threshold_tokens {
-            return CompressionResult::unchanged(
-                messages,
+            return unchanged(
+                input,
                 tokens_before,
                 Outcome::NoOp {
                     reason: format!(
@@ -90,8 +92,8 @@ impl Compressor {
             self.budgets.threshold_tokens,
             self.config.max_passes_per_turn,
         ) {
-            return CompressionResult::unchanged(
-                messages,
+            return unchanged(
+                input,
                 tokens_before,
                 Outcome::Blocked {
                     reason: block.to_string(),
@@ -101,17 +103,12 @@ impl Compressor {
         let already_compacted = self.already_compacted(|| !summaries.is_empty());
         let head = boundary::head_size(messages, self.config.protect_first_n, already_compacted);
         if messages.len() < head + MIN_MESSAGES_BEYOND_HEAD {
-            return CompressionResult::unchanged(
-                messages,
-                tokens_before,
-                Outcome::NoOp {
-                    reason: format!(
-                        "only {} messages; compaction needs more than {} to have anything between the head and the tail",
-                        messages.len(),
-                        head + MIN_MESSAGES_BEYOND_HEAD - 1
-                    ),
-                },
+            let reason = format!(
+                "only {} messages; compaction needs more than {} to have anything between the head and the tail",
+                messages.len(),
+                head + MIN_MESSAGES_BEYOND_HEAD - 1
             );
+            return unchanged(input, tokens_before, Outcome::NoOp { reason });
         }
         let report = run_pass(PassContext {
             messages,
@@ -134,6 +131,10 @@ impl Compressor {
             self.guard.record_success();
         }
         let mut result = report.result;
+        // The pass's borrows end here: what it kept is copied from a lent input or moved out
+        // of a handed-over one.
+        let settled = report.output.settle(messages);
+        result.messages = settled.into_messages(input);
         if !request.force && !result.changed() && tokens_before >= self.budgets.threshold_tokens {
             // An automatic attempt that could not shrink the prompt: a second one this turn
             // would fail the same way.
@@ -150,6 +151,15 @@ impl Compressor {
         }
         result.elapsed = started.elapsed();
         result
+    }
+}
+
+/// The input as the result of a call that changed nothing: moved back when it was handed
+/// over, copied when it was lent.
+fn unchanged(input: Cow<'_, [Message]>, tokens: u64, outcome: Outcome) -> CompressionResult {
+    CompressionResult {
+        messages: input.into_owned(),
+        ..CompressionResult::unchanged(&[], tokens, outcome)
     }
 }
 

@@ -8,10 +8,11 @@
 //! most head + tail + summary budget, whatever the summarizer does.
 
 use crate::compress::boundary;
+use crate::compress::earlier_summaries::{previous_summaries, split_previous_summaries};
 use crate::compress::escalation::{SummaryRequest, choose_summary, fit_to_budget};
 use crate::compress::guard::FailureKind;
 use crate::compress::lazy_prune::LazyPrune;
-use crate::compress::markers;
+use crate::compress::output::Output;
 use crate::compress::prune::PruneConfig;
 use crate::compress::sanitize;
 use crate::compress::threshold::{Budgets, summary_budget};
@@ -21,7 +22,6 @@ use crate::split_work::items_ahead;
 use crate::summary::Summarizer;
 use crate::summary::gate::{GateReport, check_and_repair};
 use crate::summary::ledger::TaskLedger;
-use crate::summary::message_list::MessageList;
 use crate::summary::redact::redact;
 use crate::summary::redacted_views::changed_span_view;
 use crate::summary::sections;
@@ -55,8 +55,10 @@ pub(crate) struct PassContext<'a> {
 }
 
 /// A pass's result plus what the guard needs to learn from it.
-pub(crate) struct PassReport {
+pub(crate) struct PassReport<'a> {
+    /// Its messages are left empty: they are `output`'s, settled by the caller.
     pub result: CompressionResult,
+    pub output: Output<'a>,
     pub primary_failure: Option<FailureKind>,
     pub primary_succeeded: bool,
 }
@@ -66,7 +68,7 @@ pub(super) fn counter() -> &'static dyn TokenCounter {
     Encoding::Rough.counter()
 }
 
-fn tokens_of(messages: &[Message]) -> u64 {
+fn tokens_of(messages: &[Cow<'_, Message>]) -> u64 {
     messages
         .iter()
         .map(|m| counter().count_message(m) as u64)
@@ -84,12 +86,12 @@ fn has_tool_activity(messages: &[Message]) -> bool {
         .any(|m| m.role == Role::Tool || m.has_tool_calls())
 }
 
-pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
+pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
     let started = Instant::now();
     // Pruning only rewrites tool results and arguments (never a role, an id, a user message
     // or a summary), so the boundaries read the original; only token counts differ: the
-    // original's, except for the messages pruning changes. Output copies what it keeps from
-    // the pruned conversation.
+    // original's, except for the messages pruning changes. The output keeps what it needs
+    // borrowed until it is settled (`output.rs`).
     let messages = ctx.messages;
     let original = |i: usize| match ctx.counts.get(i) {
         Some(&c) => c,
@@ -184,10 +186,11 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
         // choose another summarizer) with the conversation exactly as it was.
         return PassReport {
             result: CompressionResult::unchanged(
-                ctx.messages,
+                &[],
                 ctx.tokens_before,
                 Outcome::Unavailable { reason },
             ),
+            output: Output::Input,
             primary_failure: chosen.primary_failure,
             primary_succeeded: false,
         };
@@ -213,10 +216,10 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     // checks below) finds its call already classified.
     let mut prune = prune.with_actions(actions);
     let pruned = prune.pruned();
-    let head = pruned.to_vec(0..start);
+    let head = pruned.kept(messages, 0..start);
     let tail = carried_tail(
         moved_user.and_then(|u| pruned.get(u)),
-        pruned.to_vec(end..messages.len()),
+        pruned.kept(messages, end..messages.len()),
     );
     // The tail's size, for the report, before it moves into the output. The kept messages'
     // tokens are known (the walk counted them); only a carried request is counted, which has
@@ -233,9 +236,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     let tail_size = (tail.len(), carried_tokens + kept_tokens);
     // Every compaction the test suite runs checks the sum against a recount.
     debug_assert_eq!(tail_size.1, tokens_of(&tail), "the tail's tokens");
-    let assembled = assemble::assemble_owned(head, &body, tail);
-    let (sanitized, _) = sanitize::sanitize_tool_pairs(assembled);
-    let final_messages = sanitize::strip_historical_media(sanitized);
+    let assembled = assemble::assemble_kept(head, &body, tail);
+    let (sanitized, _) = sanitize::sanitize_kept(assembled);
+    let final_messages = sanitize::strip_media_kept(sanitized);
     let tokens_after = tokens_of(&final_messages);
     // Short spans: the summary (with its prefix and the ledger) costs more than the turns it
     // would replace, pruned. Installing it would grow the prompt, so it is refused. The
@@ -265,8 +268,9 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport {
     PassReport {
         primary_failure: chosen.primary_failure,
         primary_succeeded: chosen.primary_succeeded,
+        output: Output::Kept(final_messages),
         result: CompressionResult {
-            messages: final_messages,
+            messages: Vec::new(),
             outcome: Outcome::Compressed,
             summarized_range: Some(start..end),
             pruned: pruned_count,
@@ -321,7 +325,10 @@ fn tail_stats(
 /// The tail, preceded by the carried latest user message when there is one. A tail that itself
 /// starts with a (non-actionable, e.g. blank) user message is joined onto the carried one so
 /// two user messages never follow each other.
-fn carried_tail(carried: Option<&Message>, tail: Vec<Message>) -> Vec<Message> {
+fn carried_tail<'a>(
+    carried: Option<&Message>,
+    tail: Vec<Cow<'a, Message>>,
+) -> Vec<Cow<'a, Message>> {
     let Some(carried) = carried else {
         return tail;
     };
@@ -329,9 +336,12 @@ fn carried_tail(carried: Option<&Message>, tail: Vec<Message>) -> Vec<Message> {
     let mut first = boundary::own_words(carried).into_owned();
     let mut rest = tail.into_iter().peekable();
     if let Some(next) = rest.next_if(|m| m.role == Role::User) {
-        first.content = Some(join_contents(first.content.take(), next.content));
+        first.content = Some(join_contents(
+            first.content.take(),
+            next.into_owned().content,
+        ));
     }
-    std::iter::once(first).chain(rest).collect()
+    std::iter::once(Cow::Owned(first)).chain(rest).collect()
 }
 
 fn join_contents(a: Option<Content>, b: Option<Content>) -> Content {
@@ -355,60 +365,43 @@ fn join_contents(a: Option<Content>, b: Option<Content>) -> Content {
 /// `pruned_tokens`: the pruned conversation's tokens when the caller summed them already
 /// (every message decided); counting the output again was 2% of a real session's refused
 /// pass.
-fn nothing_to_summarize(
-    ctx: &PassContext<'_>,
+fn nothing_to_summarize<'a>(
+    ctx: &PassContext<'a>,
     prune: LazyPrune<'_, '_>,
     started: Instant,
     pruned_tokens: Option<u64>,
-) -> PassReport {
+) -> PassReport<'a> {
     let pruned = prune.into_outcome().messages;
     let changed = pruned.changed_count();
-    let result = if changed > 0 {
-        let messages = pruned.into_vec();
+    let (result, output) = if changed > 0 {
+        let messages = pruned.into_kept(ctx.messages);
         // Every compaction the test suite runs checks the sum against a recount.
         debug_assert!(pruned_tokens.is_none_or(|t| t == tokens_of(&messages)));
         let tokens_after = pruned_tokens.unwrap_or_else(|| tokens_of(&messages));
-        CompressionResult {
+        let result = CompressionResult {
             outcome: Outcome::PrunedOnly,
             pruned: changed,
             tokens_after,
             elapsed: started.elapsed(),
-            messages,
             ..CompressionResult::unchanged(&[], ctx.tokens_before, Outcome::PrunedOnly)
-        }
+        };
+        (result, Output::Kept(messages))
     } else {
-        CompressionResult::unchanged(
-            ctx.messages,
+        let result = CompressionResult::unchanged(
+            &[],
             ctx.tokens_before,
             Outcome::NoOp {
                 reason: "everything after the protected head fits in the protected tail".into(),
             },
-        )
+        );
+        (result, Output::Input)
     };
     PassReport {
         result,
+        output,
         primary_failure: None,
         primary_succeeded: false,
     }
-}
-
-/// Bodies of the earlier summaries of the whole conversation, oldest first: those in the head,
-/// the span's (already joined), and those in the kept tail.
-fn previous_summaries(head: &[Message], span: Option<String>, tail: &[Message]) -> Option<String> {
-    let body = |m: &Message| markers::strip_summary_prefix(&m.text());
-    let bodies: Vec<String> = head
-        .iter()
-        .filter(|m| markers::is_summary_message(m))
-        .map(body)
-        .chain(span)
-        .chain(
-            tail.iter()
-                .filter(|m| markers::is_summary_message(m))
-                .map(body),
-        )
-        .filter(|b| !b.trim().is_empty())
-        .collect();
-    (!bodies.is_empty()).then(|| bodies.join("\n\n"))
 }
 
 /// Every tool call of the span's `views`, classified once: the calls pruning already
@@ -420,47 +413,6 @@ fn span_actions<'v>(mut actions: ActionTable<'v>, views: &[&'v Message]) -> Acti
         actions.classify(&call.function.name, &call.function.arguments);
     }
     actions
-}
-
-/// Separates earlier summaries in the span (their bodies joined, newest last) from the real
-/// turns, and gives each turn its bounded, redacted view: a real message's from `ahead` (the
-/// span's changed views by position, `None` where the view is the message itself), the own
-/// words of a summary merged into a real message viewed here. Iterative compaction updates the
-/// previous summary instead of summarizing a summary. Turns are borrowed: the span can be tens
-/// of megabytes.
-///
-/// `is_summary(k)`: whether the span's `k`-th message is one ([`markers::is_summary_message`],
-/// known from the pass's first read of every message).
-fn split_previous_summaries(
-    span: &[Message],
-    ahead: Vec<Option<Box<Message>>>,
-    is_summary: impl Fn(usize) -> bool,
-) -> (Option<String>, MessageList<'_>, MessageList<'_>) {
-    debug_assert_eq!(
-        ahead.len(),
-        span.len(),
-        "a view for each of the span's messages"
-    );
-    let mut bodies = Vec::new();
-    let mut turns = MessageList::with_capacity(span.len());
-    let mut views = MessageList::with_capacity(span.len());
-    for (k, (m, view)) in span.iter().zip(ahead).enumerate() {
-        debug_assert_eq!(is_summary(k), markers::is_summary_message(m));
-        if is_summary(k) {
-            bodies.push(markers::strip_summary_prefix(&m.text()));
-            // A summary merged into a real message: that message's own words are a turn.
-            if let Some(own) = assemble::unwrap_summary(m) {
-                let view = changed_span_view(&own);
-                views.push(Cow::Owned(view.map_or_else(|| own.clone(), |v| *v)));
-                turns.push(Cow::Owned(own));
-            }
-        } else {
-            turns.push(Cow::Borrowed(m));
-            views.push(view.map_or(Cow::Borrowed(m), |v| Cow::Owned(*v)));
-        }
-    }
-    let previous = (!bodies.is_empty()).then(|| bodies.join("\n\n"));
-    (previous, turns, views)
 }
 
 /// Pruning with every pass over the whole conversation run, and the tail walk's plan: where the
@@ -563,63 +515,4 @@ fn first_user_request(messages: &[Message]) -> Option<String> {
     // Redacted before it is clipped, as the active task is.
     let text: String = redact(&first).chars().take(ACTIVE_TASK_MAX_CHARS).collect();
     (!text.trim().is_empty()).then_some(text)
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-    use crate::compress::markers::{
-        PRIOR_CONTEXT_CLOSE, PRIOR_CONTEXT_OPEN, SUMMARY_PREFIX, mark_summary,
-    };
-    use crate::message::ToolCall;
-
-    /// Each turn's view, taken from the span's views by position, is the one
-    /// `changed_span_view` makes of the turn: a redacted secret, a cut result, a call's
-    /// arguments as written, an earlier summary left out of the turns and a summary merged into
-    /// a user message viewed as that message's own words.
-    #[test]
-    fn each_turn_gets_the_view_changed_span_view_makes_of_it() {
-        let mut merged = Message::user(format!(
-            "{PRIOR_CONTEXT_OPEN}\nplease also fix the tests\n\n{PRIOR_CONTEXT_CLOSE}\n\n{SUMMARY_PREFIX}\nmerged body"
-        ));
-        mark_summary(&mut merged);
-        let key = "sk-proj-0001abcdefghijklmnopqrstuvwxyz0123";
-        let span = vec![
-            Message::user(format!("use OPENAI_API_KEY={key} now")),
-            Message::tool("c1", "build log line\n".repeat(400)),
-            Message::assistant(format!("{SUMMARY_PREFIX}\nold summary body")),
-            merged,
-            Message::assistant("done"),
-            Message::assistant_tool_calls(vec![ToolCall::function(
-                "c2",
-                "Bash",
-                format!(r#"{{"command":"OPENAI_API_KEY={key} make"}}"#),
-            )]),
-        ];
-        let ahead = span.iter().map(changed_span_view).collect();
-        let (previous, turns, views) =
-            split_previous_summaries(&span, ahead, |k| markers::is_summary_message(&span[k]));
-        let expected: Vec<Message> = turns
-            .refs()
-            .iter()
-            .map(|t| changed_span_view(t).map_or_else(|| (*t).clone(), |v| *v))
-            .collect();
-        let expected: Vec<&Message> = expected.iter().collect();
-        assert_eq!(views.refs(), expected);
-        let (turns, views) = (turns.refs(), views.refs());
-        assert_eq!(turns.len(), 5);
-        let previous = previous.unwrap();
-        assert!(previous.contains("old summary body") && previous.contains("merged body"));
-        assert!(
-            views[0].text().contains("[REDACTED]"),
-            "{}",
-            views[0].text()
-        );
-        assert!(views[1].text().contains("view omitted"));
-        assert_eq!(turns[2].text(), "please also fix the tests");
-        assert!(std::ptr::eq(views[3], &span[4]));
-        // The call is left as written: what a summary shows of it is redacted by `SpanCalls`.
-        assert!(std::ptr::eq(views[4], &span[5]));
-    }
 }

@@ -6,6 +6,7 @@
 //! changed message is owned, so a pass copies what its output keeps, and nothing else.
 
 use crate::message::{Content, FunctionCall, Message, ToolCall};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -137,13 +138,46 @@ impl<'a> Pruned<'a> {
             .collect::<Vec<_>>()
     }
 
-    /// The whole pruned conversation, copied.
-    pub fn into_vec(self) -> Vec<Message> {
+    /// The pruned messages of `range` as an output keeps them before it is settled: the
+    /// originals borrowed, the changed ones copied (a pass goes on reading its pruning).
+    /// `originals` is the conversation this pruning was made of, at its own lifetime (a pass
+    /// hands its pruning shorter-lived tables, `LazyPrune::with_actions`).
+    pub(crate) fn kept<'o>(
+        &self,
+        originals: &'o [Message],
+        range: Range<usize>,
+    ) -> Vec<Cow<'o, Message>> {
+        debug_assert!(std::ptr::eq(originals, self.originals));
+        range
+            .filter_map(|i| match self.changed.get(&i) {
+                Some(m) => Some(Cow::Owned((**m).clone())),
+                None => originals.get(i).map(Cow::Borrowed),
+            })
+            .collect()
+    }
+
+    /// The whole pruned conversation: the originals borrowed, the changed ones moved out
+    /// (`originals` as for [`Self::kept`]).
+    pub(crate) fn into_kept(self, originals: &[Message]) -> Vec<Cow<'_, Message>> {
+        debug_assert!(std::ptr::eq(originals, self.originals));
         let mut changed = self.changed;
-        self.originals
+        originals
             .iter()
             .enumerate()
-            .map(|(i, m)| changed.remove(&i).map_or_else(|| m.clone(), |c| *c))
+            .map(|(i, m)| {
+                changed
+                    .remove(&i)
+                    .map_or(Cow::Borrowed(m), |c| Cow::Owned(*c))
+            })
+            .collect()
+    }
+
+    /// The whole pruned conversation, copied.
+    pub fn into_vec(self) -> Vec<Message> {
+        let originals = self.originals;
+        self.into_kept(originals)
+            .into_iter()
+            .map(Cow::into_owned)
             .collect()
     }
 }

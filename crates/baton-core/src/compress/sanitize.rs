@@ -9,6 +9,7 @@
 use crate::compress::boundary::{is_blank_content, leading_instructions};
 use crate::message::{Content, ContentPart, Message, Role, ToolCall};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Content given to an assistant message whose only tool calls were removed, so the message
 /// is not left empty (providers reject an assistant message with neither content nor calls).
@@ -41,7 +42,16 @@ struct OpenGroup {
 /// id exactly, and ids are where providers disagree (`call_id` versus `id`), so a stub that
 /// looks right here can still be rejected upstream.
 pub fn sanitize_tool_pairs(messages: Vec<Message>) -> (Vec<Message>, SanitizeReport) {
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let (out, report) = sanitize_kept(messages.into_iter().map(Cow::Owned).collect());
+    (out.into_iter().map(Cow::into_owned).collect(), report)
+}
+
+/// [`sanitize_tool_pairs`] over messages a pass keeps, borrowed from its input until one is
+/// changed (an assistant message loses a call).
+pub(crate) fn sanitize_kept(
+    messages: Vec<Cow<'_, Message>>,
+) -> (Vec<Cow<'_, Message>>, SanitizeReport) {
+    let mut out: Vec<Cow<'_, Message>> = Vec::with_capacity(messages.len());
     let mut report = SanitizeReport::default();
     let mut group: Option<OpenGroup> = None;
     for message in messages {
@@ -96,12 +106,14 @@ fn call_has_id(call: &ToolCall, id: &str) -> bool {
     call.id == id || call.extra.get("call_id").and_then(Value::as_str) == Some(id)
 }
 
-/// Removes the calls not marked answered; returns how many were removed.
-fn strip_unanswered(assistant: &mut Message, answered: &[bool]) -> usize {
+/// Removes the calls not marked answered; returns how many were removed. A message that keeps
+/// every call is left as it is (borrowed when it was).
+fn strip_unanswered(assistant: &mut Cow<'_, Message>, answered: &[bool]) -> usize {
     let removed = answered.iter().filter(|done| !**done).count();
     if removed == 0 {
         return 0;
     }
+    let assistant = assistant.to_mut();
     let kept: Vec<ToolCall> = assistant
         .calls()
         .iter()
@@ -125,6 +137,15 @@ fn strip_unanswered(assistant: &mut Message, answered: &[bool]) -> usize {
 /// cost ~1,600 tokens each on every request and the summary already describes them.
 /// Nothing changes when no user message has an image, or the only one is the first message.
 pub fn strip_historical_media(messages: Vec<Message>) -> Vec<Message> {
+    strip_media_kept(messages.into_iter().map(Cow::Owned).collect())
+        .into_iter()
+        .map(Cow::into_owned)
+        .collect()
+}
+
+/// [`strip_historical_media`] over messages a pass keeps: only a message with an image to
+/// replace is copied.
+pub(crate) fn strip_media_kept(messages: Vec<Cow<'_, Message>>) -> Vec<Cow<'_, Message>> {
     let anchor = messages
         .iter()
         .rposition(|m| m.role == Role::User && has_image(m));
@@ -132,7 +153,13 @@ pub fn strip_historical_media(messages: Vec<Message>) -> Vec<Message> {
         Some(anchor) if anchor > 0 => messages
             .into_iter()
             .enumerate()
-            .map(|(i, m)| if i < anchor { without_images(m) } else { m })
+            .map(|(i, m)| {
+                if i < anchor && has_image(&m) {
+                    Cow::Owned(without_images(m.into_owned()))
+                } else {
+                    m
+                }
+            })
             .collect(),
         _ => messages,
     }

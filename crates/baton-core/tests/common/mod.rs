@@ -84,7 +84,7 @@ pub fn compress_with(
     };
     let mut engine = baton_core::compress::Compressor::new(config);
     rt.block_on(engine.compress(CompressRequest {
-        messages,
+        messages: messages.into(),
         current_tokens: None,
         focus_topic: None,
         force,
