@@ -23,6 +23,7 @@ use std::sync::LazyLock;
 mod bullets;
 mod cue_words;
 mod label_key;
+mod resolved;
 mod section_items;
 mod span;
 

@@ -2,6 +2,7 @@
 //! line per kept action, blockers, statements, questions, files and critical context.
 
 use super::label_key::key_of_label;
+use super::resolved::{ANSWERED, resolved_questions};
 use super::span::error_line;
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
@@ -326,31 +327,38 @@ pub(super) fn questions(
     prev: Option<&str>,
     ledger: &TaskLedger,
 ) -> (Bullets, Bullets) {
-    let mut resolved = Distinct::from_items(carried_bullets(prev, sections::RESOLVED_QUESTIONS));
     let mut pending = Distinct::default();
-    // As the statements: a long span's requests in ranges, the lines in the requests' order;
-    // each is resolved (`true`) or pending.
+    // As the statements: a long span's requests in ranges, the questions in the requests'
+    // order; each is answered (by the reply after it) or pending. An answer is read only for
+    // the lines the resolved list builds (`resolved.rs`).
     let found = in_ranges(span.requests.len(), |range| {
         let mut found = Vec::new();
         for k in range {
             let at = span.requests[k].0;
+            let answered = span.is_answered(at);
             for q in ledger::questions_among(span.sentences_of(k)) {
-                let q = one_line(&q, LINE_MAX_CHARS);
-                found.push(match span.answer_after(at) {
-                    Some(answer) => (true, format!("{q} → answered: {answer}")),
-                    None => (false, q),
-                });
+                found.push((answered, one_line(&q, LINE_MAX_CHARS), at));
             }
         }
         found
     });
-    for (answered, line) in found.into_iter().flatten() {
+    let mut asked = Vec::new();
+    for (answered, q, at) in found.into_iter().flatten() {
         if answered {
-            resolved.push(line);
+            asked.push((q, at));
         } else {
-            pending.push(line);
+            pending.push(q);
         }
     }
+    let resolved = resolved_questions(
+        carried_bullets(prev, sections::RESOLVED_QUESTIONS),
+        asked,
+        MAX_RESOLVED,
+        |q, at| {
+            let answer = span.answer_after(at).unwrap_or_default();
+            format!("{q}{ANSWERED}{answer}")
+        },
+    );
     let mut pending = pending.into_items();
     for ask in &ledger.open_asks {
         let ask = one_line(ask, LINE_MAX_CHARS * 2);
@@ -362,7 +370,7 @@ pub(super) fn questions(
         }
     }
     (
-        Bullets::new(resolved.into_items(), "questions", "None recorded.").capped(MAX_RESOLVED),
+        resolved,
         Bullets::new(pending, "asks", "None.").capped(MAX_PENDING),
     )
 }

@@ -90,6 +90,18 @@ impl<'a> Span<'a> {
         mine.iter().map(move |r| &text[r.clone()])
     }
 
+    /// Whether a reply follows turn `i`, so that [`Span::answer_after`] gives an answer: told
+    /// without building the answer.
+    pub(super) fn is_answered(&self, i: usize) -> bool {
+        self.reply_after(i) < self.answers.len()
+    }
+
+    /// Which reply follows turn `i`: its index in `replies` (their count when none does).
+    fn reply_after(&self, i: usize) -> usize {
+        // `replies` is in ascending order: binary search, not a scan per request.
+        self.replies.partition_point(|&j| j <= i)
+    }
+
     /// What a question asked at position `i` shows as its answer: the first reply after it,
     /// its first non-blank line, redacted and put on one line of at most
     /// [`LINE_MAX_CHARS`]; `None` when no reply follows. Built once per reply (a request's
@@ -100,8 +112,7 @@ impl<'a> Span<'a> {
     /// key block's armour) sits on the secret's own line or after it. Redacting every
     /// answering reply whole was a twentieth of a long span's pass (issue #17).
     pub(super) fn answer_after(&self, i: usize) -> Option<&str> {
-        // `replies` is in ascending order: binary search, not a scan per request.
-        let r = self.replies.partition_point(|&j| j <= i);
+        let r = self.reply_after(i);
         let slot = self.answers.get(r)?;
         Some(slot.get_or_init(|| {
             let text = ledger::message_text(self.turns[self.replies[r]]);

@@ -1,0 +1,176 @@
+//! The resolved-questions list: `question → answered: answer` lines, built only where they are
+//! shown or where two of them could be the same line.
+//!
+//! A long span asks hundreds of questions and the list shows its newest twenty, counting the
+//! rest as omitted. Building every line meant redacting the first line of every answering
+//! reply: a tenth of synth_10k's pass (issue #17). The list keeps the first of equal lines, so
+//! counting what it omits needs to know which lines are equal, but a line that shares its
+//! question with no other line (and with no carried one) equals none: it is counted unbuilt
+//! and built only if it is among the newest.
+
+use super::bullets::Bullets;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Between a question and its answer in a resolved line.
+pub(super) const ANSWERED: &str = " → answered: ";
+
+/// The resolved-questions bullets: the lines `carried` from an earlier summary, then each of
+/// `asked` (a question and the turn it was asked at) as `line` builds it, equal lines listed
+/// once, the newest `max` kept and the rest counted as dropped. The same list as building
+/// every line, pushing it to a [`super::Distinct`] and capping the bullets.
+pub(super) fn resolved_questions(
+    carried: Vec<String>,
+    asked: Vec<(String, usize)>,
+    max: usize,
+    line: impl Fn(&str, usize) -> String,
+) -> Bullets {
+    let entries = distinct_entries(carried, asked, &line);
+    let excess = entries.len().saturating_sub(max);
+    let kept = entries
+        .into_iter()
+        .skip(excess)
+        .map(|entry| match entry {
+            Entry::Built(text) => text,
+            Entry::Unbuilt(q, at) => line(&q, at),
+        })
+        .collect();
+    let mut bullets = Bullets::new(kept, "questions", "None recorded.");
+    bullets.dropped += excess;
+    bullets
+}
+
+/// A line of the list: written out, or a question whose line equals no other one's, to be
+/// written only if it is kept.
+enum Entry {
+    Built(String),
+    Unbuilt(String, usize),
+}
+
+/// The list's distinct lines in order, those that cannot equal another left unbuilt.
+fn distinct_entries(
+    carried: Vec<String>,
+    asked: Vec<(String, usize)>,
+    line: &impl Fn(&str, usize) -> String,
+) -> Vec<Entry> {
+    // Lines with different questions differ unless a question holds the separator (one
+    // line's question then could be another's question, separator and answer): then every
+    // line is built and compared, as the list always did.
+    let separated = !asked.iter().any(|(q, _)| q.contains(ANSWERED));
+    let mut askings: FxHashMap<&str, usize> = FxHashMap::default();
+    if separated {
+        for (q, _) in &asked {
+            *askings.entry(q.as_str()).or_default() += 1;
+        }
+    }
+    let alone = |q: &str| {
+        separated
+            && askings.get(q) == Some(&1)
+            && !carried
+                .iter()
+                .any(|c| c.strip_prefix(q).is_some_and(|r| r.starts_with(ANSWERED)))
+    };
+    let unbuilt: Vec<bool> = asked.iter().map(|(q, _)| alone(q)).collect();
+    drop(askings);
+    let mut seen: FxHashSet<String> = carried.iter().cloned().collect();
+    let mut entries: Vec<Entry> = carried.into_iter().map(Entry::Built).collect();
+    for ((q, at), unbuilt) in asked.into_iter().zip(unbuilt) {
+        if unbuilt {
+            entries.push(Entry::Unbuilt(q, at));
+            continue;
+        }
+        let text = line(&q, at);
+        if seen.insert(text.clone()) {
+            entries.push(Entry::Built(text));
+        }
+    }
+    entries
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::bullets::Distinct;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The list as it was built before: every line written, pushed to a `Distinct`, capped.
+    fn built_whole(
+        carried: Vec<String>,
+        asked: &[(String, usize)],
+        max: usize,
+        line: impl Fn(&str, usize) -> String,
+    ) -> Bullets {
+        let mut list = Distinct::from_items(carried);
+        for (q, at) in asked {
+            list.push(line(q, *at));
+        }
+        Bullets::new(list.into_items(), "questions", "None recorded.").capped(max)
+    }
+
+    /// Answers drawn from a small set, so that different turns often give the same line, and
+    /// one that writes the separator itself: `a?` answered by it is the line of the question
+    /// `a? → answered: done?` answered `yes`.
+    fn answer(at: usize) -> String {
+        match at % 5 {
+            0 => "yes".into(),
+            1 => format!("done?{ANSWERED}yes"),
+            n => format!("reply {n}"),
+        }
+    }
+
+    fn line(q: &str, at: usize) -> String {
+        format!("{q}{ANSWERED}{}", answer(at))
+    }
+
+    fn question() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[ab]{1,2}\\?",
+            Just(format!("a?{ANSWERED}done?")),
+            Just("a?".to_string()),
+        ]
+    }
+
+    proptest! {
+        /// The items, their order, their sizes and the omitted count are those of building
+        /// every line: with repeated questions, answers repeated across turns, carried lines
+        /// that equal new ones, and questions holding the separator.
+        #[test]
+        fn the_list_is_the_one_every_line_built_gives(
+            asked in prop::collection::vec((question(), 0usize..12), 0..24),
+            carried_asked in prop::collection::vec((question(), 0usize..12), 0..4),
+            max in 1usize..8,
+        ) {
+            let carried: Vec<String> = carried_asked.iter().map(|(q, at)| line(q, *at)).collect();
+            let lazy = resolved_questions(carried.clone(), asked.clone(), max, line);
+            let whole = built_whole(carried, &asked, max, line);
+            prop_assert_eq!(&lazy.items, &whole.items);
+            prop_assert_eq!(&lazy.item_chars, &whole.item_chars);
+            prop_assert_eq!(lazy.dropped, whole.dropped);
+        }
+    }
+
+    #[test]
+    fn a_question_asked_once_is_built_only_when_it_is_kept() {
+        let built = std::cell::Cell::new(0);
+        let asked: Vec<(String, usize)> = (0..50).map(|i| (format!("q{i}?"), i)).collect();
+        let list = resolved_questions(Vec::new(), asked, 5, |q, at| {
+            built.set(built.get() + 1);
+            line(q, at)
+        });
+        assert_eq!(built.get(), 5);
+        assert_eq!(list.dropped, 45);
+        assert_eq!(list.items[0], line("q45?", 45));
+    }
+
+    #[test]
+    fn a_question_asked_twice_is_built_to_tell_its_lines_apart() {
+        // Turns 2 and 7 answer alike ("reply 2"): the second line is the first again.
+        let asked = vec![
+            ("a?".to_string(), 2),
+            ("a?".to_string(), 7),
+            ("b?".to_string(), 3),
+        ];
+        let list = resolved_questions(Vec::new(), asked, 10, line);
+        assert_eq!(list.items, vec![line("a?", 2), line("b?", 3)]);
+    }
+}
