@@ -14,6 +14,7 @@
 //! cannot split a code point. Cut arguments always stay valid JSON.
 
 mod match_count;
+mod stub_text;
 
 pub use super::argument_cut::{ARGS_TRUNCATION_MARKER, truncate_tool_call_args};
 
@@ -22,6 +23,7 @@ use crate::truncate::{Grouped, group_digits, grouped};
 use match_count::match_count;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use stub_text::{cut_end, cut_end_in_place, cut_flat_end, cut_start, flatten, make_one_line};
 
 /// Upper bound of a stub's length, in characters. Stubs are far shorter in practice; the bound
 /// exists so [`looks_like_stub`] can tell a stub from a real result that happens to start with
@@ -432,115 +434,11 @@ fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/')
 }
 
-/// Whitespace runs (newlines included) collapsed to one space, so a value cannot break the stub
-/// over several lines.
-fn flatten(text: &str) -> String {
-    flatten_past(text, usize::MAX)
-}
-
-/// `cut_end(&flatten(text), max)`, flattening only as far as the cut needs: a command or an
-/// argument can be a whole file, of which a stub shows a line.
-fn cut_flat_end(text: &str, max: usize) -> String {
-    cut_end(&flatten_past(text, max), max)
-}
-
-/// [`flatten`], stopped at the first word that starts past `max` characters: what is kept
-/// is the whole flattened text or more than `max` characters of it.
-fn flatten_past(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(max.saturating_add(1)));
-    let mut chars = 0;
-    for word in text.split_whitespace() {
-        if chars > max {
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-            chars += 1;
-        }
-        out.push_str(word);
-        chars += word.chars().count();
-    }
-    out
-}
-
-/// A stub is one line even if a name or value smuggled in another control character; almost
-/// none holds one, and a stub without one is kept as it is.
-fn make_one_line(text: &mut String) {
-    if text.chars().any(char::is_control) {
-        *text = text
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-    }
-}
-
-/// [`cut_end`] of a string the caller owns: cut where it lies.
-fn cut_end_in_place(text: &mut String, max: usize) {
-    if let Some(end) = end_cut(text, max) {
-        text.truncate(end);
-        text.push_str("...");
-    }
-}
-
-/// Where [`cut_end`] cuts `text` (a byte index, before the `...` it adds), or `None` when the
-/// text has at most `max` characters and is kept whole.
-fn end_cut(text: &str, max: usize) -> Option<usize> {
-    text.char_indices().nth(max)?;
-    let keep = max.saturating_sub(3);
-    Some(text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i))
-}
-
-/// Keeps the first `max` characters, marking the cut with `...`.
-fn cut_end(text: &str, max: usize) -> String {
-    match end_cut(text, max) {
-        Some(end) => format!("{}...", &text[..end]),
-        None => text.to_string(),
-    }
-}
-
-/// Keeps the last `max` characters (where a path's file name is), marking the cut with `...`.
-fn cut_start(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return text.to_string();
-    }
-    let tail: String = text.chars().skip(total - max.saturating_sub(3)).collect();
-    format!("...{tail}")
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    proptest! {
-        /// Flattening only up to the cut gives what flattening everything and cutting gives.
-        #[test]
-        fn cutting_while_flattening_is_cutting_the_flattened_text(
-            text in "([a-z]{1,6}|[ \t\n]{1,3}|\u{3000}|確認|é){0,40}",
-            max in 0usize..40,
-        ) {
-            prop_assert_eq!(cut_flat_end(&text, max), cut_end(&flatten(&text), max));
-        }
-
-        /// A stub made one line and cut in place is the one built anew each step.
-        #[test]
-        fn a_stub_changed_in_place_is_the_stub_built_anew(
-            text in "([a-z]{1,6}| |\n|\r|\t|\u{0}|\u{85}|\u{7f}|確認|é|\u{1F600}){0,40}",
-            max in 0usize..40,
-        ) {
-            let anew: String = text
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
-            let mut in_place = text.clone();
-            make_one_line(&mut in_place);
-            prop_assert_eq!(&in_place, &anew);
-            cut_end_in_place(&mut in_place, max);
-            prop_assert_eq!(in_place, cut_end(&anew, max));
-        }
-    }
 
     fn numbered(lines: usize, sep: &str) -> String {
         let all: Vec<String> = (1..=lines)
