@@ -438,7 +438,6 @@ fn is_name_char(c: char) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     fn numbered(lines: usize, sep: &str) -> String {
         let all: Vec<String> = (1..=lines)
