@@ -358,7 +358,7 @@ impl Message {
     pub fn reasoning_text(&self) -> String {
         let mut parts: Vec<&str> = ["reasoning", "reasoning_content"]
             .iter()
-            .filter_map(|k| self.reasoning.get(*k).and_then(Value::as_str))
+            .filter_map(|k| self.reasoning.get(k).and_then(Value::as_str))
             .collect();
         if let Some(details) = self
             .reasoning

@@ -359,6 +359,18 @@ mod tests {
     }
 
     proptest! {
+        /// Told from the length or counted, the answer is the count's.
+        #[test]
+        fn more_chars_than_is_the_count_compared(
+            // Runs of one width, where the length alone decides, then a mix.
+            text in "(\u{1F600}{0,40}|確{0,40}|é{0,40}|a{0,40})(a|é|確|\u{1F600}){0,20}",
+            max in 0usize..50,
+        ) {
+            prop_assert_eq!(has_more_chars_than(&text, max), text.chars().count() > max);
+        }
+    }
+
+    proptest! {
         #[test]
         fn grouping_in_place_writes_what_the_string_did(n in any::<i128>(), small in any::<i32>()) {
             prop_assert_eq!(grouped(n).to_string(), grouped_by_string(n));
@@ -452,6 +464,18 @@ pub fn char_count(text: &str) -> usize {
         text.len()
     } else {
         text.chars().count()
+    }
+}
+
+/// Whether `text` has more than `max` characters, told from its length alone when that can
+/// (a character takes one to four bytes): a long call's arguments are tested on every pass.
+pub fn has_more_chars_than(text: &str, max: usize) -> bool {
+    if text.len() <= max {
+        false
+    } else if text.len() / 4 > max {
+        true
+    } else {
+        char_count(text) > max
     }
 }
 

@@ -213,7 +213,10 @@ impl<'a> Demoter<'_, 'a> {
             .iter()
             .enumerate()
             .filter(|(_, call)| {
-                call.function.arguments.chars().count() > self.config.max_args_chars
+                crate::truncate::has_more_chars_than(
+                    &call.function.arguments,
+                    self.config.max_args_chars,
+                )
             })
             .filter_map(|(position, call)| {
                 let cut = truncate_tool_call_args(

@@ -164,7 +164,7 @@ fn first_visible_char(parts: &[ContentPart]) -> Option<char> {
 pub fn has_summary_metadata(message: &Message) -> bool {
     [SUMMARY_KEY, FOREIGN_INTERNAL_KEYS[0]]
         .iter()
-        .any(|k| message.extra.get(*k) == Some(&Value::Bool(true)))
+        .any(|k| message.extra.get(k) == Some(&Value::Bool(true)))
 }
 
 /// Marks `message` as a summary carrier.

@@ -21,6 +21,17 @@ impl Fields {
         Fields(None)
     }
 
+    /// Whether the set is empty, told without reaching the shared empty map: the summary
+    /// marker is looked up on every message of every pass (issue #17).
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|m| m.is_empty())
+    }
+
+    /// The field named `key`; an empty set answers without a map lookup.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.as_ref()?.get(key)
+    }
+
     /// The fields as a map of their own.
     pub fn into_map(self) -> Map<String, Value> {
         self.0.map(|m| *m).unwrap_or_default()
