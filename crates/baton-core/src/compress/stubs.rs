@@ -58,6 +58,21 @@ pub fn summarize_tool_result(tool_name: &str, arguments: &str, content: &str) ->
     )
 }
 
+/// `format!` into a string sized for a stub's part: `format!` starts from a guess of a few
+/// bytes and grows by reallocating, which was a third of building a stub (`perf record`,
+/// real4, issue #17).
+macro_rules! sized {
+    ($($arg:tt)*) => {{
+        let mut text = String::with_capacity(STUB_PART_CAPACITY);
+        // Writing to a `String` cannot fail.
+        let _ = std::fmt::Write::write_fmt(&mut text, format_args!($($arg)*));
+        text
+    }};
+}
+
+/// Bytes reserved for a stub's part: most stubs are under 120 bytes.
+const STUB_PART_CAPACITY: usize = 128;
+
 /// [`summarize_tool_result`] for `content` of `chars` characters, classifying the call through
 /// the pass's `actions` (which keep it for the ledger and the summary).
 pub(crate) fn stub_of_result<'m>(
@@ -80,7 +95,11 @@ pub(crate) fn stub_of_result<'m>(
         })
         .unwrap_or_else(|| other_stub(arguments, &shape));
     // Built once and changed in place: a stub is written for every old result a pass keeps.
-    let mut stub = format!("[{name}] {body}");
+    let mut stub = String::with_capacity(name.len() + body.len() + 3);
+    stub.push('[');
+    stub.push_str(&name);
+    stub.push_str("] ");
+    stub.push_str(&body);
     make_one_line(&mut stub);
     cut_end_in_place(&mut stub, STUB_MAX_CHARS);
     stub
@@ -145,14 +164,14 @@ fn named_stub(name: &str, arguments: &str, content: &str, shape: &ResultShape) -
     let is = |names: &[&str]| names.iter().any(|n| name.eq_ignore_ascii_case(n));
     match name {
         _ if is(&["write_stdin"]) => Some(stdin_stub(&parse_object(arguments), content, shape)),
-        _ if is(&["todowrite", "write_todos", "todo", "update_plan"]) => Some(format!(
+        _ if is(&["todowrite", "write_todos", "todo", "update_plan"]) => Some(sized!(
             "updated the task list ({} chars result)",
             shape.chars_label()
         )),
         _ if is(&["execute_code", "run_ipython", "python"]) => {
             let args = parse_object(arguments);
             let code = string_value(&args, &["code", "source"])?;
-            Some(format!(
+            Some(sized!(
                 "ran code `{}` -> {} lines output",
                 cut_flat_end(code, PHRASE_MAX_CHARS),
                 shape.lines_label()
@@ -171,14 +190,14 @@ fn stdin_stub(args: &Map<String, Value>, content: &str, shape: &ResultShape) -> 
         .unwrap_or_else(|| "?".into());
     let sent = string_value(args, &["chars", "input"]).unwrap_or("");
     let verb = if sent.is_empty() {
-        format!("polled session {session}")
+        sized!("polled session {session}")
     } else {
-        format!(
+        sized!(
             "sent `{}` to session {session}",
             cut_flat_end(sent, PHRASE_MAX_CHARS)
         )
     };
-    format!("{verb} -> {}", outcome_label(content, shape))
+    sized!("{verb} -> {}", outcome_label(content, shape))
 }
 
 /// Stubs chosen by what the call did, whatever the agent called the tool.
@@ -211,7 +230,7 @@ fn command_stub(command: &str, content: &str, shape: &ResultShape) -> Option<Str
     if command.is_empty() {
         return None;
     }
-    Some(format!(
+    Some(sized!(
         "ran `{}` -> {}",
         cut_flat_end(command, COMMAND_MAX_CHARS),
         outcome_label(content, shape)
@@ -222,8 +241,8 @@ fn command_stub(command: &str, content: &str, shape: &ResultShape) -> Option<Str
 /// (Claude Code prints one only on failure).
 fn outcome_label(content: &str, shape: &ResultShape) -> String {
     match exit_code(content) {
-        Some(code) => format!("exit {code}, {} lines output", shape.lines_label()),
-        None => format!("{} lines output", shape.lines_label()),
+        Some(code) => sized!("exit {code}, {} lines output", shape.lines_label()),
+        None => sized!("{} lines output", shape.lines_label()),
     }
 }
 
@@ -240,11 +259,11 @@ fn read_stub(
     let path = cut_start(&flatten(path), PATH_MAX_CHARS);
     let range = numbered_line_range(content).or_else(|| requested_range(from_line, limit, shape));
     Some(match range {
-        Some((first, last)) => format!(
+        Some((first, last)) => sized!(
             "read {path} lines {first}-{last} ({} chars)",
             shape.chars_label()
         ),
-        None => format!("read {path} ({} chars)", shape.chars_label()),
+        None => sized!("read {path} ({} chars)", shape.chars_label()),
     })
 }
 
@@ -293,7 +312,7 @@ fn write_stub(path: &str, lines: Option<usize>) -> Option<String> {
         return None;
     }
     let lines = lines.map_or_else(|| "?".to_string(), group_digits);
-    Some(format!(
+    Some(sized!(
         "wrote {} ({lines} lines)",
         cut_start(&flatten(path), PATH_MAX_CHARS)
     ))
@@ -303,7 +322,7 @@ fn edit_stub(path: &str, shape: &ResultShape) -> Option<String> {
     if path.is_empty() {
         return None;
     }
-    Some(format!(
+    Some(sized!(
         "edited {} ({} chars result)",
         cut_start(&flatten(path), PATH_MAX_CHARS),
         shape.chars_label()
@@ -321,9 +340,9 @@ fn patch_stub(paths: &[String], shape: &ResultShape) -> Option<String> {
     }
     let more = match paths.len().saturating_sub(shown.len()) {
         0 => String::new(),
-        n => format!(" (+{n} more)"),
+        n => sized!(" (+{n} more)"),
     };
-    Some(format!(
+    Some(sized!(
         "patched {}{more} ({} chars result)",
         shown.join(", "),
         shape.chars_label()
@@ -333,13 +352,13 @@ fn patch_stub(paths: &[String], shape: &ResultShape) -> Option<String> {
 fn search_stub(pattern: &str, path: Option<&str>, content: &str, shape: &ResultShape) -> String {
     let place = cut_start(&flatten(path.unwrap_or(".")), PATH_MAX_CHARS);
     if pattern.is_empty() {
-        return format!("listed {place} ({} lines)", shape.lines_label());
+        return sized!("listed {place} ({} lines)", shape.lines_label());
     }
     let found = match match_count(content) {
-        Some(n) => format!("{} matches", grouped(n)),
-        None => format!("{} lines", shape.lines_label()),
+        Some(n) => sized!("{} matches", grouped(n)),
+        None => sized!("{} lines", shape.lines_label()),
     };
-    format!(
+    sized!(
         "search for '{}' in {place} -> {found}",
         cut_flat_end(pattern, PHRASE_MAX_CHARS)
     )
@@ -351,13 +370,13 @@ fn web_stub(name: &str, target: &str, shape: &ResultShape) -> Option<String> {
     }
     let target = flatten(target);
     Some(if name.to_ascii_lowercase().contains("search") {
-        format!(
+        sized!(
             "searched the web for '{}' ({} chars result)",
             cut_end(&target, PHRASE_MAX_CHARS),
             shape.chars_label()
         )
     } else {
-        format!(
+        sized!(
             "fetched {} ({} chars)",
             cut_end(&target, PATH_MAX_CHARS),
             shape.chars_label()
@@ -369,7 +388,7 @@ fn delegate_stub(goal: &str, shape: &ResultShape) -> Option<String> {
     if goal.is_empty() {
         return None;
     }
-    Some(format!(
+    Some(sized!(
         "delegated '{}' ({} chars result)",
         cut_flat_end(goal, PHRASE_MAX_CHARS),
         shape.chars_label()
@@ -384,14 +403,14 @@ fn other_stub(arguments: &str, shape: &ResultShape) -> String {
         .iter()
         .take(2)
         .map(|(k, v)| {
-            format!(
+            sized!(
                 "{}={}",
                 cut_flat_end(k, KEY_MAX_CHARS),
                 cut_flat_end(&value_text(v), VALUE_MAX_CHARS)
             )
         })
         .collect();
-    parts.push(format!("({} chars result)", shape.chars_label()));
+    parts.push(sized!("({} chars result)", shape.chars_label()));
     parts.join(" ")
 }
 
