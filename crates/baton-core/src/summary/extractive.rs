@@ -149,28 +149,40 @@ impl Draft {
     }
 
     fn render(&self) -> String {
-        let bodies = [
-            self.active_task.clone(),
-            self.goal.clone(),
-            self.constraints.body(),
-            self.actions.body(),
-            self.active_state.join("\n"),
-            self.in_progress.join("\n"),
-            self.blocked.body(),
-            self.decisions.body(),
-            self.resolved.body(),
-            self.pending.body(),
-            self.files.body(),
-            self.remaining.join("\n"),
-            self.critical.join("\n"),
+        let lines = |out: &mut String, lines: &[String]| {
+            for (i, line) in lines.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(line);
+            }
+        };
+        // One string, written section by section (a copy per line, per section and for the
+        // join was a few percent of a real session's pass).
+        let bodies: [&dyn Fn(&mut String); 13] = [
+            &|out| out.push_str(&self.active_task),
+            &|out| out.push_str(&self.goal),
+            &|out| self.constraints.write_body(out),
+            &|out| self.actions.write_body(out),
+            &|out| lines(out, &self.active_state),
+            &|out| lines(out, &self.in_progress),
+            &|out| self.blocked.write_body(out),
+            &|out| self.decisions.write_body(out),
+            &|out| self.resolved.write_body(out),
+            &|out| self.pending.write_body(out),
+            &|out| self.files.write_body(out),
+            &|out| lines(out, &self.remaining),
+            &|out| lines(out, &self.critical),
         ];
-        let mut out: Vec<String> = sections::WRITTEN
-            .iter()
-            .zip(bodies)
-            .map(|(heading, body)| format!("{heading}\n{body}"))
-            .collect();
-        out.push(self.ledger.clone());
-        out.join("\n\n")
+        let mut out = String::with_capacity(4 * self.rendered_chars() / 3 + self.ledger.len());
+        for (heading, body) in sections::WRITTEN.iter().zip(bodies) {
+            out.push_str(heading);
+            out.push('\n');
+            body(&mut out);
+            out.push_str("\n\n");
+        }
+        out.push_str(&self.ledger);
+        out
     }
 
     /// `self.render().chars().count()`, without rendering: the lists' bodies are counted

@@ -89,7 +89,7 @@ impl Bullets {
         format!("… {} earlier {} omitted", self.dropped, self.noun)
     }
 
-    /// `self.body().chars().count()`, without building the body.
+    /// The characters [`Self::write_body`] writes, counted from the items' cached sizes.
     pub(super) fn body_chars(&self) -> usize {
         let omission = (self.dropped > 0).then(|| self.omission_line().chars().count());
         let lines = self.items.len() + usize::from(omission.is_some());
@@ -100,16 +100,26 @@ impl Bullets {
         omission.unwrap_or(0) + items + (lines - 1)
     }
 
-    pub(super) fn body(&self) -> String {
-        let mut lines = Vec::new();
+    /// Appends the list as the summary shows it to `out`: the omission line, then a `- `
+    /// line per item, or the empty wording. The summary is written into one string, not put
+    /// together from a string per line and per section (issue #17).
+    pub(super) fn write_body(&self, out: &mut String) {
+        let mut first = true;
+        let mut line = |out: &mut String, parts: &[&str]| {
+            if !first {
+                out.push('\n');
+            }
+            first = false;
+            parts.iter().for_each(|p| out.push_str(p));
+        };
         if self.dropped > 0 {
-            lines.push(self.omission_line());
+            line(out, &[&self.omission_line()]);
         }
-        lines.extend(self.items.iter().map(|i| format!("- {i}")));
-        if lines.is_empty() {
-            self.empty.to_string()
-        } else {
-            lines.join("\n")
+        for item in &self.items {
+            line(out, &["- ", item]);
+        }
+        if first {
+            out.push_str(self.empty);
         }
     }
 
@@ -139,22 +149,35 @@ impl Actions {
         self.item_chars.remove(i);
     }
 
+    /// The numbered list as the summary shows it, gaps as omission lines.
     pub(super) fn body(&self) -> String {
-        let mut lines = Vec::new();
+        let mut out = String::new();
+        self.write_body(&mut out);
+        out
+    }
+
+    /// Appends [`Self::body`] to `out`.
+    pub(super) fn write_body(&self, out: &mut String) {
+        use std::fmt::Write;
+        let start = out.len();
         let mut previous = 0u64;
         for (n, text) in &self.items {
-            if *n > previous + 1 {
-                lines.push(actions_omitted(n - previous - 1));
+            if out.len() > start {
+                out.push('\n');
             }
-            lines.push(format!("{n}. {text}"));
+            if *n > previous + 1 {
+                out.push_str(&actions_omitted(n - previous - 1));
+                out.push('\n');
+            }
+            // Writing to a `String` cannot fail.
+            let _ = write!(out, "{n}. ");
+            out.push_str(text);
             previous = previous.max(*n);
         }
-        if lines.is_empty() && self.last_number > 0 {
-            actions_omitted(self.last_number)
-        } else if lines.is_empty() {
-            "No tool calls in the compacted span.".into()
-        } else {
-            lines.join("\n")
+        if self.items.is_empty() && self.last_number > 0 {
+            out.push_str(&actions_omitted(self.last_number));
+        } else if self.items.is_empty() {
+            out.push_str("No tool calls in the compacted span.");
         }
     }
 
