@@ -167,13 +167,14 @@ impl SpanCall<'_> {
 
     /// "ACTION target — outcome [tool: name]".
     pub(super) fn describe(&self) -> String {
-        format!(
-            "{} {} — {} [tool: {}]",
-            verb(&self.action),
-            self.target(),
-            self.outcome(),
-            self.name
-        )
+        // Put together in a string sized for it: `format!` grew its guess by reallocating.
+        let (verb, target, outcome) = (verb(&self.action), self.target(), self.outcome());
+        let parts = [
+            verb, " ", &target, " — ", &outcome, " [tool: ", self.name, "]",
+        ];
+        let mut line = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+        parts.iter().for_each(|p| line.push_str(p));
+        line
     }
 
     pub(super) fn target(&self) -> String {
@@ -243,16 +244,26 @@ pub(super) fn target(action: &ToolAction) -> String {
         | ToolAction::Write { path, .. }
         | ToolAction::Edit { path } => path.clone(),
         ToolAction::Patch { paths } => paths.join(", "),
-        ToolAction::Command { command } => format!("`{}`", one_line(command, TARGET_MAX_CHARS)),
+        ToolAction::Command { command } => quoted(one_line(command, TARGET_MAX_CHARS), ""),
         ToolAction::Search {
             pattern,
             path: Some(path),
-        } => format!("`{}` in {path}", one_line(pattern, TARGET_MAX_CHARS)),
-        ToolAction::Search { pattern, .. } => format!("`{}`", one_line(pattern, TARGET_MAX_CHARS)),
+        } => quoted(one_line(pattern, TARGET_MAX_CHARS), &format!(" in {path}")),
+        ToolAction::Search { pattern, .. } => quoted(one_line(pattern, TARGET_MAX_CHARS), ""),
         ToolAction::Web { target } => one_line(target, TARGET_MAX_CHARS),
         ToolAction::Delegate { goal } => one_line(goal, TARGET_MAX_CHARS),
         ToolAction::Other => String::new(),
     }
+}
+
+/// `` `text` `` then `after`, in one string sized for them.
+fn quoted(text: String, after: &str) -> String {
+    let mut out = String::with_capacity(text.len() + after.len() + 2);
+    out.push('`');
+    out.push_str(&text);
+    out.push('`');
+    out.push_str(after);
+    out
 }
 
 /// [`target`]'s pieces written as the call holds them, `one_line` not applied: the same
