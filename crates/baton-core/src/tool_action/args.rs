@@ -7,7 +7,7 @@
 //! raw value text without copying, and only a value that is asked for is decoded, borrowed
 //! from the arguments unless it holds escapes.
 
-use crate::json_check::{Unsure, next_special, skip_whitespace, value_end};
+use crate::json_check::{Unsure, decoded_string, next_special, skip_whitespace, value_end};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -236,8 +236,12 @@ fn string(raw: &str) -> Option<Cow<'_, str>> {
     if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
         return Some(Cow::Borrowed(inner));
     }
-    // Escapes (`\n`, `\"`) need decoding into a new string.
-    serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
+    // Escapes (`\n`, `\"`) need decoding into a new string; serde_json decides what
+    // `decoded_string` leaves to it.
+    decoded_string(raw)
+        .or_else(|Unsure| serde_json::from_str::<String>(raw).map_err(|_| Unsure))
+        .ok()
+        .map(Cow::Owned)
 }
 
 /// `value.lines().count()` for the JSON string `raw`, read from its escaped form: counting
