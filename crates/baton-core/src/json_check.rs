@@ -118,10 +118,11 @@ fn literal_end(src: &[u8], at: usize, word: &[u8]) -> Result<usize, Unsure> {
 /// compiler vectorizes: stopping at either kind of byte in one scan was a twentieth of
 /// compacting a real session (`perf record`, real3, issue #17).
 pub(crate) fn checked_string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
+    let search = QuoteOrEscape::new();
     let mut at = from;
     let close = loop {
         let rest = src.get(at..).ok_or(Unsure)?;
-        let special = at + memchr::memchr2(b'"', b'\\', rest).ok_or(Unsure)?;
+        let special = at + search.find(rest).ok_or(Unsure)?;
         if src[special] == b'"' {
             break special;
         }
@@ -160,6 +161,31 @@ pub(crate) fn decoded_string(raw: &str) -> Result<String, Unsure> {
             // A quote before the end, or a raw control byte (which serde_json refuses).
             _ => return Err(Unsure),
         }
+    }
+}
+
+/// Finds a quote or a backslash. The AVX2 searcher is set up once per string: `memchr2`
+/// dispatches and broadcasts its needles on every call, and an escaped text calls it once
+/// per escape.
+struct QuoteOrEscape {
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<memchr::arch::x86_64::avx2::memchr::Two>,
+}
+
+impl QuoteOrEscape {
+    fn new() -> Self {
+        QuoteOrEscape {
+            #[cfg(target_arch = "x86_64")]
+            avx2: memchr::arch::x86_64::avx2::memchr::Two::new(b'"', b'\\'),
+        }
+    }
+
+    fn find(&self, haystack: &[u8]) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(two) = &self.avx2 {
+            return two.find(haystack);
+        }
+        memchr::memchr2(b'"', b'\\', haystack)
     }
 }
 
