@@ -10,6 +10,8 @@
 //! escape, deep nesting, anything malformed) to serde_json, so its result never depends on
 //! which path ran.
 
+use crate::two_bytes::TwoBytes;
+
 /// The text holds something these readers do not vouch for: serde_json decides.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Unsure;
@@ -118,7 +120,7 @@ fn literal_end(src: &[u8], at: usize, word: &[u8]) -> Result<usize, Unsure> {
 /// compiler vectorizes: stopping at either kind of byte in one scan was a twentieth of
 /// compacting a real session (`perf record`, real3, issue #17).
 pub(crate) fn checked_string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
-    let search = QuoteOrEscape::new();
+    let search = TwoBytes::new(b'"', b'\\');
     let mut at = from;
     let close = loop {
         let rest = src.get(at..).ok_or(Unsure)?;
@@ -161,31 +163,6 @@ pub(crate) fn decoded_string(raw: &str) -> Result<String, Unsure> {
             // A quote before the end, or a raw control byte (which serde_json refuses).
             _ => return Err(Unsure),
         }
-    }
-}
-
-/// Finds a quote or a backslash. The AVX2 searcher is set up once per string: `memchr2`
-/// dispatches and broadcasts its needles on every call, and an escaped text calls it once
-/// per escape.
-struct QuoteOrEscape {
-    #[cfg(target_arch = "x86_64")]
-    avx2: Option<memchr::arch::x86_64::avx2::memchr::Two>,
-}
-
-impl QuoteOrEscape {
-    fn new() -> Self {
-        QuoteOrEscape {
-            #[cfg(target_arch = "x86_64")]
-            avx2: memchr::arch::x86_64::avx2::memchr::Two::new(b'"', b'\\'),
-        }
-    }
-
-    fn find(&self, haystack: &[u8]) -> Option<usize> {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(two) = &self.avx2 {
-            return two.find(haystack);
-        }
-        memchr::memchr2(b'"', b'\\', haystack)
     }
 }
 

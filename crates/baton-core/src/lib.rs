@@ -25,6 +25,7 @@ pub mod tool_action;
 pub mod tool_output;
 pub mod trajectory;
 pub mod truncate;
+mod two_bytes;
 pub mod usage;
 
 pub use conversation::Conversation;
