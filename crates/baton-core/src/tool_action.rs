@@ -101,9 +101,24 @@ pub fn classify(name: &str, arguments: &str) -> ToolAction {
     #[cfg(test)]
     tests::CLASSIFIED.with(|n| n.set(n.get() + 1));
     let args = Args::parse(arguments);
-    let lower = name.to_ascii_lowercase();
+    // Lowered on the stack when it fits (every tool name the table knows does): a heap
+    // copy per classified call was a few hundred instructions of each.
+    let mut buffer = [0u8; 32];
+    let heap;
+    let lower: &str = match buffer.get_mut(..name.len()) {
+        Some(room) => {
+            room.copy_from_slice(name.as_bytes());
+            room.make_ascii_lowercase();
+            // Lowering ASCII letters keeps the text UTF-8.
+            std::str::from_utf8(room).unwrap_or(name)
+        }
+        None => {
+            heap = name.to_ascii_lowercase();
+            &heap
+        }
+    };
     let text = |keys: &[&str]| args.str_arg(keys).unwrap_or_default().into_owned();
-    match lower.as_str() {
+    match lower {
         "bash" | "shell" | "terminal" | "exec_command" | "execute_bash" | "run_shell_command"
         | "run" | "execute_command" | "local_shell" | "container.exec" => command(&args, arguments),
         "read" | "read_file" | "view" | "open" | "cat" => read(&args),

@@ -40,10 +40,19 @@ impl SpanCall<'_> {
         let mut key = KeyWriter::default();
         // The same pieces, in the same order, as `label` and `target` put together; an error
         // only means the key is complete.
+        // Written piece by piece, not through `write!`: the formatting machinery was half of
+        // taking a key.
         let _ = match &*self.action {
-            ToolAction::Command { command } => write!(key, "`{command}`"),
-            ToolAction::Other => write!(key, "{} {}", self.name, self.arguments),
-            action => write!(key, "{} ", self.name).and_then(|()| target_text(action, &mut key)),
+            ToolAction::Command { command } => ["`", command, "`"]
+                .iter()
+                .try_for_each(|piece| key.write_str(piece)),
+            ToolAction::Other => [self.name, " ", &self.arguments]
+                .iter()
+                .try_for_each(|piece| key.write_str(piece)),
+            action => [self.name, " "]
+                .iter()
+                .try_for_each(|piece| key.write_str(piece))
+                .and_then(|()| target_text(action, &mut key)),
         };
         key.finish()
     }
