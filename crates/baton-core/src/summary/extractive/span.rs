@@ -200,15 +200,19 @@ impl SpanCall<'_> {
         // Counted only for the outcomes that show it: each count is a pass over the result.
         let lines = || plural(view::original_line_count(text), "line");
         let quoted = || self.quoted_result().unwrap_or_default();
-        match (&*self.action, self.exit_code()) {
-            (ToolAction::Command { .. }, Some(0)) => format!("exit 0, {} of output", lines()),
-            (ToolAction::Command { .. }, Some(code)) => {
-                format!("exit {code}: {}", error_line(quoted()))
-            }
-            _ if self.failed() => format!("failed: {}", error_line(quoted())),
-            (ToolAction::Command { .. }, None) => format!("{} of output", lines()),
-            (ToolAction::Read { .. }, _) => lines(),
-            (ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. }, _) => {
+        let failure = || format!("failed: {}", error_line(quoted()));
+        // Only a command's outcome reads its exit status: looking for one in every result
+        // was 1% of a real session's pass.
+        match &*self.action {
+            ToolAction::Command { .. } => match self.exit_code() {
+                Some(0) => format!("exit 0, {} of output", lines()),
+                Some(code) => format!("exit {code}: {}", error_line(quoted())),
+                None if self.failed() => failure(),
+                None => format!("{} of output", lines()),
+            },
+            _ if self.failed() => failure(),
+            ToolAction::Read { .. } => lines(),
+            ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. } => {
                 "ok".into()
             }
             _ => format!(
