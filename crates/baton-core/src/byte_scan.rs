@@ -3,6 +3,12 @@
 //! around a literal hit instead of compiling a regex for it. And skipping a JSON string in text held whole (cutting tool-call
 //! arguments, minifying dataset records).
 
+/// `char::is_whitespace` on an ASCII byte (`u8::is_ascii_whitespace` leaves out the vertical
+/// tab): what the byte-run fast paths collapse as whitespace (`one_line`, a stub's values).
+pub(crate) fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
 /// The index of the first byte at or after `at` that `keep` rejects (`text.len()` if none).
 pub(crate) fn skip_while(text: &[u8], mut at: usize, keep: impl Fn(u8) -> bool) -> usize {
     while at < text.len() && keep(text[at]) {

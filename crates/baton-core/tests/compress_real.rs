@@ -396,16 +396,7 @@ fn a_request_clipped_for_the_task_keeps_no_piece_of_a_secret() {
         Message::user(request("set up the pipeline")),
         Message::assistant("On it."),
     ];
-    for i in 0..40 {
-        m.push(Message::user(format!(
-            "step {i}: {}",
-            "check the logs again ".repeat(8)
-        )));
-        m.push(Message::assistant(format!(
-            "did step {i}: {}",
-            "all healthy ".repeat(12)
-        )));
-    }
+    common::filler::push_routine_steps(&mut m, 40);
     m.push(Message::user(request("deploy the service")));
     let result = compress(
         &m,

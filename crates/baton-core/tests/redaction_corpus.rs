@@ -477,16 +477,7 @@ fn transcript_with_key_at_end() -> (Vec<Message>, Vec<String>) {
         Message::tool("c1", output),
         Message::assistant("Built; the key is in place."),
     ];
-    for i in 0..40 {
-        m.push(Message::user(format!(
-            "step {i}: {}",
-            "check the logs again ".repeat(8)
-        )));
-        m.push(Message::assistant(format!(
-            "did step {i}: {}",
-            "all healthy ".repeat(12)
-        )));
-    }
+    common::filler::push_routine_steps(&mut m, 40);
     (m, body)
 }
 

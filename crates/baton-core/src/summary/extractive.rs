@@ -289,6 +289,22 @@ mod tests {
         ledger
     }
 
+    /// What a pass hands the summarizer for `turns`: no earlier summary, no focus, a roomy
+    /// budget, nothing classified or paired ahead.
+    fn input_of<'a>(turns: &'a [&'a Message], ledger: &'a TaskLedger) -> SummaryInput<'a> {
+        SummaryInput {
+            turns,
+            previous_summary: None,
+            focus_topic: None,
+            budget_tokens: 10_000,
+            ledger,
+            prompt: "",
+            first_request: None,
+            actions: None,
+            calls: None,
+        }
+    }
+
     fn summarize(
         turns: &[Message],
         ledger: &TaskLedger,
@@ -297,15 +313,9 @@ mod tests {
     ) -> String {
         let turns: Vec<&Message> = turns.iter().collect();
         let input = SummaryInput {
-            turns: &turns,
             previous_summary: prev,
-            focus_topic: None,
             budget_tokens: budget,
-            ledger,
-            prompt: "",
-            first_request: None,
-            actions: None,
-            calls: None,
+            ..input_of(&turns, ledger)
         };
         summarize_extractively(&input)
     }
@@ -332,15 +342,8 @@ mod tests {
         let refs: Vec<&Message> = turns.iter().collect();
         for focus in [None, Some("deploy")] {
             let out = summarize_extractively(&SummaryInput {
-                turns: &refs,
-                previous_summary: None,
                 focus_topic: focus,
-                budget_tokens: 10_000,
-                ledger: &ledger,
-                prompt: "",
-                first_request: None,
-                actions: None,
-                calls: None,
+                ..input_of(&refs, &ledger)
             });
             assert!(out.contains("answered: the deploy key"), "{out}");
             assert!(
@@ -378,15 +381,8 @@ mod tests {
         ledger.observe_calls(&refs, &calls);
         assert_eq!(ledger, observed(&turns));
         let input = |calls| SummaryInput {
-            turns: &refs,
-            previous_summary: None,
-            focus_topic: None,
-            budget_tokens: 10_000,
-            ledger: &ledger,
-            prompt: "",
-            first_request: None,
-            actions: None,
             calls,
+            ..input_of(&refs, &ledger)
         };
         let given = summarize_extractively(&input(Some(&calls)));
         assert_eq!(given, summarize_extractively(&input(None)));
@@ -576,15 +572,9 @@ mod tests {
         let ledger = observed(&turns);
         let views: Vec<&Message> = turns.iter().collect();
         let input = SummaryInput {
-            turns: &views,
-            previous_summary: None,
             focus_topic: Some("the Billing database"),
             budget_tokens: 100_000,
-            ledger: &ledger,
-            prompt: "",
-            first_request: None,
-            actions: None,
-            calls: None,
+            ..input_of(&views, &ledger)
         };
         let out = summarize_extractively(&input);
         let actions = body(&out, sections::COMPLETED_ACTIONS);
@@ -619,15 +609,9 @@ mod tests {
         let refs: Vec<&Message> = turns.iter().collect();
         let prev = "## Completed Actions\n1. RAN `ls`\n7. READ a.rs\n## Key Decisions\n- keep it";
         let input = SummaryInput {
-            turns: &refs,
             previous_summary: Some(prev),
-            focus_topic: None,
             budget_tokens: 10,
-            ledger: &ledger,
-            prompt: "",
-            first_request: None,
-            actions: None,
-            calls: None,
+            ..input_of(&refs, &ledger)
         };
         let mut draft = Draft::build(&input);
         let mut steps = 0;
@@ -670,15 +654,8 @@ mod tests {
         let ledger = observed(&turns);
         let turns: Vec<&Message> = turns.iter().collect();
         let input = SummaryInput {
-            turns: &turns,
-            previous_summary: None,
             focus_topic: Some("the parser"),
-            budget_tokens: 10_000,
-            ledger: &ledger,
-            prompt: "",
-            first_request: None,
-            actions: None,
-            calls: None,
+            ..input_of(&turns, &ledger)
         };
         let mut fut = ExtractiveSummarizer.summarize(input);
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

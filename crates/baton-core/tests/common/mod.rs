@@ -1,9 +1,12 @@
 //! Paths to test data: the repository's samples (always present) and the shared corpus (present
-//! on the team's machines, absent on a fresh clone, where tests using it print a note and skip).
+//! on the team's machines, absent on a fresh clone, where tests using it print a note and skip),
+//! and in `filler` the ordinary conversation tests pad a span with.
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+
+pub mod filler;
 
 /// `data/samples` in this repository.
 pub fn samples_dir() -> PathBuf {

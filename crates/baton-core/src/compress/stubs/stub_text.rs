@@ -3,6 +3,8 @@
 //! command, a path) is ASCII: those are flattened and cut byte by byte, the rest char by char
 //! (issue #17).
 
+use crate::byte_scan::is_ascii_space;
+
 /// Whitespace runs (newlines included) collapsed to one space, so a value cannot break the stub
 /// over several lines.
 pub(super) fn flatten(text: &str) -> String {
@@ -25,14 +27,11 @@ pub(super) fn flatten_past(text: &str, max: usize) -> String {
 /// `None` at the first other byte (Unicode has spaces of its own, which `flatten_words_past`
 /// knows).
 fn flatten_ascii_past(text: &str, max: usize) -> Option<String> {
-    // What `char::is_whitespace` is among ASCII bytes (vertical tab included, unlike
-    // `u8::is_ascii_whitespace`).
-    let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len().min(max.saturating_add(1)));
     let mut at = 0;
     loop {
-        while bytes.get(at).copied().is_some_and(space) {
+        while bytes.get(at).copied().is_some_and(is_ascii_space) {
             at += 1;
         }
         // An ASCII text's characters are its bytes.
@@ -40,7 +39,7 @@ fn flatten_ascii_past(text: &str, max: usize) -> Option<String> {
             return Some(out);
         }
         let word = at;
-        while let Some(&b) = bytes.get(at).filter(|&&b| !space(b)) {
+        while let Some(&b) = bytes.get(at).filter(|&&b| !is_ascii_space(b)) {
             if !b.is_ascii() {
                 return None;
             }

@@ -4,9 +4,10 @@
 use super::label_key::key_of_label;
 use super::resolved::{ANSWERED, resolved_questions};
 use super::span::error_line;
+use crate::byte_scan::is_ascii_space;
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
-use crate::summary::redact::redact;
+use crate::summary::redact::redact_text;
 use crate::summary::sentences::sentences;
 
 /// The ledger's task (the latest request of the whole conversation) wins; then the span's
@@ -121,15 +122,10 @@ pub(super) fn focus_excerpts(span: &Span<'_>, focus: &[String]) -> Vec<String> {
         .filter(|m| matches!(m.role, Role::User | Role::Assistant))
     {
         // An assistant's text is quoted redacted (its view is not: `changed_span_view`).
-        let text = ledger::message_text(m);
-        let redacted = match m.role {
-            Role::Assistant => match redact(&text) {
-                Cow::Owned(redacted) => Some(redacted),
-                Cow::Borrowed(_) => None,
-            },
-            _ => None,
+        let text = match m.role {
+            Role::Assistant => redact_text(ledger::message_text(m)),
+            _ => ledger::message_text(m),
         };
-        let text = redacted.map_or(text, Cow::Owned);
         for sentence in sentences(&text) {
             let lower = sentence.to_lowercase();
             if focus.iter().any(|t| lower.contains(t.as_str())) {
@@ -506,12 +502,6 @@ pub(super) fn one_line(s: &str, max: usize) -> String {
         at = run_end;
     }
     flat
-}
-
-/// `char::is_whitespace` on an ASCII byte (`u8::is_ascii_whitespace` leaves out the vertical
-/// tab).
-fn is_ascii_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
 }
 
 fn words_one_line(mut flat: String, space: bool, rest: &str, max: usize) -> String {

@@ -3,7 +3,7 @@
 
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
-use crate::summary::redact::redact;
+use crate::summary::redact::{redact, redact_text};
 use crate::summary::sentences::sentence_ranges;
 use std::ops::Range;
 
@@ -71,12 +71,7 @@ impl<'a> Span<'a> {
         let Some(&j) = self.replies.get(r) else {
             return Cow::Borrowed("");
         };
-        let text = ledger::message_text(self.turns[j]);
-        let redacted = match redact(&text) {
-            Cow::Owned(redacted) => Some(redacted),
-            Cow::Borrowed(_) => None,
-        };
-        redacted.map_or(text, Cow::Owned)
+        redact_text(ledger::message_text(self.turns[j]))
     }
 
     /// The sentences of request `k` (of `requests`).

@@ -56,6 +56,15 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     out
 }
 
+/// [`redact`] of a text the caller may already own: the text itself (borrowed or owned, no
+/// copy) when nothing was found, for quoting a message's text that may or may not be joined.
+pub fn redact_text<'a>(text: Cow<'a, str>) -> Cow<'a, str> {
+    match redact(&text) {
+        Cow::Owned(redacted) => Cow::Owned(redacted),
+        Cow::Borrowed(_) => text,
+    }
+}
+
 /// A bound on repeat passes, far above what real text needs, so pathological input cannot loop.
 const MAX_EXTRA_PASSES: usize = 8;
 
