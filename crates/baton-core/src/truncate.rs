@@ -479,6 +479,26 @@ pub fn has_more_chars_than(text: &str, max: usize) -> bool {
     }
 }
 
+/// Where character `n` of `text` starts (`text.char_indices().nth(n)`), or `None` when it has
+/// at most `n` characters. A text no longer than `n` bytes is answered from its length and an
+/// ASCII run is stepped over a byte at a time (a vectorized check), not decoded: every
+/// clipped question, stub value and cut argument asks this.
+pub fn char_start(text: &str, n: usize) -> Option<usize> {
+    if text.len() <= n {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    if bytes[..n].is_ascii() {
+        return Some(n);
+    }
+    // Characters before the first non-ASCII byte are one byte each.
+    let ascii = bytes.iter().position(|b| !b.is_ascii()).unwrap_or(n);
+    text[ascii..]
+        .char_indices()
+        .nth(n - ascii)
+        .map(|(i, _)| ascii + i)
+}
+
 /// Lines in `text`, as `str::lines` counts them (a final line without a newline counts; a
 /// trailing newline does not start another), using a memchr scan.
 pub fn line_count(text: &str) -> usize {
@@ -494,6 +514,21 @@ pub fn line_count(text: &str) -> usize {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod count_tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `char_start` answers what decoding every character answers, on ASCII runs before,
+        /// after and between multi-byte characters and at every `n` around the text's length.
+        #[test]
+        fn char_start_is_where_the_nth_char_starts(
+            text in "[a-z ]{0,12}[é中😀]{0,3}[a-z]{0,12}[中]{0,2}",
+            n in 0usize..40,
+        ) {
+            proptest::prop_assert_eq!(
+                char_start(&text, n),
+                text.char_indices().nth(n).map(|(i, _)| i)
+            );
+        }
+    }
 
     #[test]
     fn counts_match_std_on_ascii_multibyte_and_edge_cases() {

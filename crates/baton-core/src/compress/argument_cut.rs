@@ -90,7 +90,7 @@ fn cut_long_leaves(value: &mut Value, max_chars: usize) -> bool {
 /// The leaf's first `max_chars` characters are sliced, not collected one by one, and a long
 /// leaf (a file's whole content) is read only as far as the cut.
 fn cut_leaf(leaf: &mut String, max_chars: usize) -> bool {
-    let Some((head_end, _)) = leaf.char_indices().nth(max_chars) else {
+    let Some(head_end) = crate::truncate::char_start(leaf, max_chars) else {
         return false;
     };
     if leaf[head_end..] == *ARGS_TRUNCATION_MARKER {

@@ -812,8 +812,8 @@ pub fn questions_among<'s>(sentences: impl IntoIterator<Item = &'s str>) -> Vec<
 
 /// The first `max` characters of `s` (never splits a character).
 pub fn clip(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => s[..i].to_string(),
+    match crate::truncate::char_start(s, max) {
+        Some(i) => s[..i].to_string(),
         None => s.to_string(),
     }
 }

@@ -342,7 +342,7 @@ fn cap_arguments(args: &str) -> String {
 
 /// Byte offset of char number `n` (or the end), so every cut lands on a char boundary.
 fn byte_at_char(text: &str, n: usize) -> usize {
-    text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
+    crate::truncate::char_start(text, n).unwrap_or(text.len())
 }
 
 /// `s` whole when it has at most `max_chars` chars; otherwise its first 45% and last 55%

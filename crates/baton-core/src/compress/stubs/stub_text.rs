@@ -4,6 +4,7 @@
 //! (issue #17).
 
 use crate::byte_scan::is_ascii_space;
+use crate::truncate::char_start;
 
 /// Whitespace runs (newlines included) collapsed to one space, so a value cannot break the stub
 /// over several lines.
@@ -101,8 +102,8 @@ pub(super) fn end_cut(text: &str, max: usize) -> Option<usize> {
     if head.is_ascii() {
         return (text.len() > max).then_some(keep);
     }
-    text.char_indices().nth(max)?;
-    Some(text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i))
+    char_start(text, max)?;
+    Some(char_start(text, keep).unwrap_or(text.len()))
 }
 
 /// Keeps the first `max` characters, marking the cut with `...`.

@@ -5,6 +5,7 @@ use super::label_key::key_of_label;
 use super::resolved::{ANSWERED, resolved_questions};
 use super::span::error_line;
 use crate::byte_scan::is_ascii_space;
+use crate::truncate::{char_count, has_more_chars_than};
 // The limits, wordings and patterns every part of the summarizer shares.
 use super::*;
 use crate::summary::redact::redact_text;
@@ -280,14 +281,11 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
     let found = in_ranges(span.requests.len(), |range| {
         let mut found = Vec::new();
         for k in range {
-            if span.requests[k].1.chars().count() > STATEMENT_SOURCE_MAX_CHARS {
+            if has_more_chars_than(&span.requests[k].1, STATEMENT_SOURCE_MAX_CHARS) {
                 continue;
             }
             for sentence in span.sentences_of(k) {
-                let len = sentence.chars().count();
-                if !STATEMENT_CHARS.contains(&len)
-                    || sentence.ends_with('?')
-                    || sentence.ends_with('？')
+                if !statement_sized(sentence) || sentence.ends_with('?') || sentence.ends_with('？')
                 {
                     continue;
                 }
@@ -314,6 +312,16 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
         )
         .capped(MAX_DECISIONS),
     )
+}
+
+/// Whether `sentence` has [`STATEMENT_CHARS`] characters; most are told from their length
+/// in bytes (one to four per character) without counting.
+fn statement_sized(sentence: &str) -> bool {
+    let bytes = sentence.len();
+    if bytes < *STATEMENT_CHARS.start() || bytes / 4 > *STATEMENT_CHARS.end() {
+        return false;
+    }
+    STATEMENT_CHARS.contains(&char_count(sentence))
 }
 
 /// User questions answered by a later assistant message (resolved, merged with the previous
@@ -518,15 +526,12 @@ fn words_one_line(mut flat: String, space: bool, rest: &str, max: usize) -> Stri
         // word, and copying and counting the whole of it was most of a long span's
         // statements (issue #17).
         let room = max.saturating_sub(chars).saturating_add(1);
-        let word = word
-            .char_indices()
-            .nth(room)
-            .map_or(word, |(end, _)| &word[..end]);
+        let word = crate::truncate::char_start(word, room).map_or(word, |end| &word[..end]);
         flat.push_str(word);
         chars += word.chars().count();
         if chars > max {
             let keep = max.saturating_sub(1);
-            let end = flat.char_indices().nth(keep).map_or(flat.len(), |(i, _)| i);
+            let end = crate::truncate::char_start(&flat, keep).unwrap_or(flat.len());
             flat.truncate(end);
             flat.push('…');
             return flat;
