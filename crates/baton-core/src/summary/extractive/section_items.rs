@@ -280,6 +280,9 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
     // the requests' order.
     let found = in_ranges(span.requests.len(), |range| {
         let mut found = Vec::new();
+        // A sentence repeated gives the line it gave before, which the list drops: it is not
+        // flattened again (a user who pastes the same instructions into many requests).
+        let mut seen = rustc_hash::FxHashSet::default();
         for k in range {
             if has_more_chars_than(&span.requests[k].1, STATEMENT_SOURCE_MAX_CHARS) {
                 continue;
@@ -289,7 +292,9 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
                 {
                     continue;
                 }
-                if let Some(kind) = cue_words::statement_in(sentence) {
+                if let Some(kind) = cue_words::statement_in(sentence)
+                    && seen.insert(sentence)
+                {
                     found.push((kind, one_line(sentence, LINE_MAX_CHARS)));
                 }
             }
