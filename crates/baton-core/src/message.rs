@@ -344,6 +344,19 @@ impl Message {
         self.content.as_ref().map(Content::text).unwrap_or_default()
     }
 
+    /// The first text of the content that is not blank, borrowed ("" when there is none): a
+    /// prefix check (a summary's, an injected row's tag) must not copy a long message.
+    pub fn leading_text(&self) -> &str {
+        match &self.content {
+            Some(Content::Text(s)) => s,
+            Some(Content::Parts(parts)) => parts
+                .iter()
+                .find_map(|p| p.text_value().filter(|t| !t.trim().is_empty()))
+                .unwrap_or(""),
+            _ => "",
+        }
+    }
+
     /// Tool calls, or an empty slice.
     pub fn calls(&self) -> &[ToolCall] {
         self.tool_calls.as_deref().unwrap_or(&[])

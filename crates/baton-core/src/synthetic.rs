@@ -15,7 +15,7 @@
 //! itself, so files that were normalized elsewhere (plain OpenAI JSONL) are classified too.
 //! Rows are never dropped or rewritten here: they are context the model did see.
 
-use crate::message::{Content, Message, Role};
+use crate::message::{Message, Role};
 use serde_json::{Map, Value};
 
 /// The per-message key holding Baton's notes about a message that are not part of the chat
@@ -168,7 +168,7 @@ pub fn kind_of(message: &Message) -> Option<SyntheticKind> {
     if message.role != Role::User {
         return None;
     }
-    flagged_kind(message).or_else(|| classify_text(leading_text(message)))
+    flagged_kind(message).or_else(|| classify_text(message.leading_text()))
 }
 
 /// Whether `message` is a user-role row the user did not type.
@@ -206,7 +206,7 @@ pub fn mark_synthetic_rows(messages: &mut [Message]) -> usize {
     for m in messages.iter_mut().filter(|m| m.role == Role::User) {
         if flagged_kind(m).is_some() {
             flagged += 1;
-        } else if let Some(kind) = classify_text(leading_text(m)) {
+        } else if let Some(kind) = classify_text(m.leading_text()) {
             mark(m, kind);
             flagged += 1;
         }
@@ -329,23 +329,11 @@ fn tag_kind(table: &[(&str, SyntheticKind)], tag: &str) -> Option<SyntheticKind>
         .map(|&(_, kind)| kind)
 }
 
-/// The first non-blank text of the message, borrowed (prefix checks must not copy a long
-/// message).
-fn leading_text(m: &Message) -> &str {
-    match &m.content {
-        Some(Content::Text(s)) => s,
-        Some(Content::Parts(parts)) => parts
-            .iter()
-            .find_map(|p| p.text_value().filter(|t| !t.trim().is_empty()))
-            .unwrap_or(""),
-        _ => "",
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::message::Content;
     use crate::message::ContentPart;
     use serde_json::json;
 

@@ -24,7 +24,7 @@ pub fn is_reply(m: &Message) -> bool {
 /// Whether a message is a compaction summary: marked by the compressor, or starting with a
 /// known summary prefix.
 pub fn is_summary(m: &Message) -> bool {
-    let head = leading_text(m).trim_start();
+    let head = m.leading_text().trim_start();
     m.extra.contains_key(SUMMARY_MARKER_KEY) || SUMMARY_PREFIXES.iter().any(|p| head.starts_with(p))
 }
 
@@ -37,21 +37,9 @@ pub fn message_text(m: &Message) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The message's first text, borrowed: prefix checks must not copy a multi-megabyte result.
-fn leading_text(m: &Message) -> &str {
-    match &m.content {
-        Some(Content::Text(s)) => s,
-        Some(Content::Parts(parts)) => parts
-            .iter()
-            .find_map(|p| p.text_value().filter(|t| !t.trim().is_empty()))
-            .unwrap_or(""),
-        _ => "",
-    }
-}
-
 /// Whether any text of the message is non-blank.
 fn has_text(m: &Message) -> bool {
-    !leading_text(m).trim().is_empty()
+    !m.leading_text().trim().is_empty()
 }
 
 /// Whether a command's output reports failure: a non-zero exit status, or (when no status is
