@@ -75,6 +75,29 @@ fn tokens_of(messages: &[Cow<'_, Message>]) -> u64 {
         .sum()
 }
 
+/// [`tokens_of`] the output, taking a message still borrowed from the input at the count
+/// the pass started with: most of the output is the input's own messages, and recounting
+/// them was 2% of a real session's pass. Only what the pass wrote (stubs, cut arguments, the
+/// summary) is counted.
+fn output_tokens(ctx: &PassContext<'_>, output: &[Cow<'_, Message>]) -> u64 {
+    let input = ctx.messages.as_ptr_range();
+    output
+        .iter()
+        .map(|m| {
+            let counted = match m {
+                Cow::Borrowed(b) if input.contains(&std::ptr::from_ref(*b)) => {
+                    // In the input slice, so at a whole element's offset from its start.
+                    let at = (std::ptr::from_ref(*b) as usize - input.start as usize)
+                        / std::mem::size_of::<Message>();
+                    ctx.counts.get(at).copied()
+                }
+                _ => None,
+            };
+            counted.unwrap_or_else(|| counter().count_message(m) as u64)
+        })
+        .sum()
+}
+
 pub(super) fn text_tokens(text: &str) -> u64 {
     counter().count_text(text) as u64
 }
@@ -239,7 +262,13 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
     let assembled = assemble::assemble_kept(head, &body, tail);
     let (sanitized, _) = sanitize::sanitize_kept(assembled);
     let final_messages = sanitize::strip_media_kept(sanitized);
-    let tokens_after = tokens_of(&final_messages);
+    let tokens_after = output_tokens(&ctx, &final_messages);
+    // Every compaction the test suite runs checks the sum against a recount.
+    debug_assert_eq!(
+        tokens_after,
+        tokens_of(&final_messages),
+        "the output's tokens"
+    );
     // Short spans: the summary (with its prefix and the ledger) costs more than the turns it
     // would replace, pruned. Installing it would grow the prompt, so it is refused. The
     // span's messages are demoted only until their pruned size settles the question.

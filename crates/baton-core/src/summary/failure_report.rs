@@ -7,7 +7,7 @@
 //! every process and scanned every byte of every result's start (issue #17). Letters compare
 //! ASCII case-insensitively and words end at an ASCII word boundary.
 
-use crate::byte_scan::{whole_word_at, word_at};
+use crate::byte_scan::{is_ascii_space, skip_while, whole_word_at, word_at};
 use memchr::memmem::Finder;
 use std::sync::LazyLock;
 
@@ -28,18 +28,8 @@ const PHRASE_WORDS: [&str; 4] = [
 ];
 
 pub fn reads_as_failure(output: &str) -> bool {
-    // Characters never outnumber bytes: a short output is read whole without counting.
-    // An ASCII start (most output) is cut without walking its characters.
-    let head = if output.len() <= HEAD_CHARS {
-        output
-    } else if output.as_bytes()[..HEAD_CHARS].is_ascii() {
-        &output[..HEAD_CHARS]
-    } else {
-        output
-            .char_indices()
-            .nth(HEAD_CHARS)
-            .map_or(output, |(i, _)| &output[..i])
-    };
+    // Its first `HEAD_CHARS` characters, found without decoding them (`char_start`).
+    let head = crate::truncate::char_start(output, HEAD_CHARS).map_or(output, |i| &output[..i]);
     is_tool_error(head) || a_line_starts_like_an_error(head) || holds_a_phrase(head)
 }
 
@@ -50,12 +40,22 @@ fn a_line_starts_like_an_error(text: &str) -> bool {
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
     for end in ends {
-        if starts_like_an_error(text[start..end].trim_start().as_bytes()) {
+        if starts_like_an_error(after_indent(&text[start..end])) {
             return true;
         }
         start = end + 1;
     }
     false
+}
+
+/// `line.trim_start()`, its ASCII indent stepped over a byte at a time: only a line whose
+/// indent holds a non-ASCII character is decoded.
+fn after_indent(line: &str) -> &[u8] {
+    let indent = skip_while(line.as_bytes(), 0, is_ascii_space);
+    match line.as_bytes().get(indent) {
+        Some(b) if !b.is_ascii() => line[indent..].trim_start().as_bytes(),
+        _ => &line.as_bytes()[indent..],
+    }
 }
 
 /// Whether `head` holds one of [`PHRASE_WORDS`], ASCII case-insensitively. The head is folded
@@ -146,12 +146,13 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Line starts found with memchr answer as `lines()` does.
+        /// Line starts found with memchr, past indents stepped over a byte at a time, answer as
+        /// `lines()` and `trim_start` do.
         #[test]
         fn line_starts_agree_with_lines(
             pieces in proptest::collection::vec(
                 proptest::sample::select(vec![
-                    "\n", "\r\n", " ", "\t", "\u{3000}", "error", "Error:", "errors", "fail",
+                    "\n", "\r\n", " ", "\t", "\u{b}", "\u{a0}", "\u{3000}", "error", "Error:", "errors", "fail",
                     "FAILED", "fatal", "traceback (most recent call last)", "x", "é", "_",
                 ]),
                 0..24,
