@@ -106,13 +106,17 @@ pub(crate) fn stub_of_result<'m>(
 }
 
 /// Whether `text` is a stub this module wrote: one line, `[name] ` first, short.
+///
+/// The cheap tests come first: most results do not open with `[`, and a long one is told
+/// from its length, so neither is searched for a newline or counted (every kept old result
+/// is asked this on every pass).
 pub fn looks_like_stub(text: &str) -> bool {
-    if text.contains('\n') || text.chars().count() > STUB_MAX_CHARS {
-        return false;
-    }
     let Some(rest) = text.strip_prefix('[') else {
         return false;
     };
+    if crate::truncate::has_more_chars_than(text, STUB_MAX_CHARS) || text.contains('\n') {
+        return false;
+    }
     let Some(close) = rest.find("] ") else {
         return false;
     };
