@@ -89,9 +89,17 @@ impl Bullets {
         format!("… {} earlier {} omitted", self.dropped, self.noun)
     }
 
+    /// `self.omission_line().chars().count()`, without formatting it: the trim loop asks
+    /// after every trim.
+    fn omission_chars(&self) -> usize {
+        "…  earlier  omitted".chars().count()
+            + digits(self.dropped as u64)
+            + self.noun.chars().count()
+    }
+
     /// The characters [`Self::write_body`] writes, counted from the items' cached sizes.
     pub(super) fn body_chars(&self) -> usize {
-        let omission = (self.dropped > 0).then(|| self.omission_line().chars().count());
+        let omission = (self.dropped > 0).then(|| self.omission_chars());
         let lines = self.items.len() + usize::from(omission.is_some());
         if lines == 0 {
             return self.empty.chars().count();
@@ -183,7 +191,7 @@ impl Actions {
 
     /// `self.body().chars().count()`, without building the body.
     pub(super) fn body_chars(&self) -> usize {
-        let omission = |n: u64| actions_omitted(n).chars().count();
+        let omission = |n: u64| "…  earlier actions omitted".chars().count() + digits(n);
         let (mut chars, mut lines, mut previous) = (0, 0, 0u64);
         for (i, (n, _)) in self.items.iter().enumerate() {
             if *n > previous + 1 {
@@ -218,6 +226,25 @@ pub(super) fn digits(n: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The omission lines' sizes, counted without formatting them, are the formatted
+    /// lines' sizes.
+    #[test]
+    fn omission_sizes_are_the_written_lines_sizes() {
+        for dropped in [1, 9, 10, 99, 100, 12_345] {
+            let list = Bullets {
+                dropped,
+                ..Bullets::new(Vec::new(), "decisions", "None.")
+            };
+            assert_eq!(list.omission_chars(), list.omission_line().chars().count());
+            let actions = Actions {
+                items: vec![(dropped as u64 + 1, "x".into())],
+                item_chars: vec![1],
+                last_number: dropped as u64 + 1,
+            };
+            assert_eq!(actions.body_chars(), actions.body().chars().count());
+        }
+    }
 
     #[test]
     fn distinct_items_keep_their_first_place_and_carried_ones_stay_as_they_were() {
