@@ -96,13 +96,9 @@ pub(super) fn cut_end_in_place(text: &mut String, max: usize) {
 /// Where [`cut_end`] cuts `text` (a byte index, before the `...` it adds), or `None` when the
 /// text has at most `max` characters and is kept whole.
 pub(super) fn end_cut(text: &str, max: usize) -> Option<usize> {
-    let keep = max.saturating_sub(3);
-    // When the first `max + 1` bytes are ASCII they are the first `max + 1` characters.
-    let head = &text.as_bytes()[..text.len().min(max.saturating_add(1))];
-    if head.is_ascii() {
-        return (text.len() > max).then_some(keep);
-    }
+    // `char_start` answers an ASCII start from its length, without decoding it.
     char_start(text, max)?;
+    let keep = max.saturating_sub(3);
     Some(char_start(text, keep).unwrap_or(text.len()))
 }
 
