@@ -38,6 +38,28 @@ pub(crate) fn in_ranges<R: Send>(len: usize, work: impl Fn(Range<usize>) -> R + 
     done.into_iter().map(|(_, result)| result).collect()
 }
 
+/// `work(shard, shards)` for each of `shards` shards, on one thread per shard, where
+/// `shards` is the thread count `len` items repay (1 below [`SPLIT_FROM_ITEMS`]); the results
+/// in shard order.
+///
+/// For work whose items must be grouped by something other than their position: each shard
+/// reads every item and keeps those that fall to it (equal calls to one shard, so each is
+/// classified once, `tool_action::table`).
+pub(crate) fn in_shards<R: Send>(len: usize, work: impl Fn(usize, usize) -> R + Sync) -> Vec<R> {
+    let shards = threads_for(len);
+    if shards <= 1 {
+        return vec![work(0, 1)];
+    }
+    let ((), done) = ranges_on_threads(
+        shards,
+        1,
+        shards,
+        |r| work(r.start, shards),
+        || ((), shards),
+    );
+    done.into_iter().map(|(_, result)| result).collect()
+}
+
 /// `item(i)` for each `i` in `0..n`, where `n ≤ len` is only known once `decide` returns it:
 /// on a long enough list ([`SPLIT_FROM_ITEMS`]) other threads start on the items from the
 /// first one while the caller decides, then the caller joins them; items past `n` that were
@@ -163,6 +185,24 @@ mod tests {
             if len < SPLIT_FROM_ITEMS {
                 assert_eq!(ranges.len(), 1, "len {len}");
             }
+        }
+    }
+
+    #[test]
+    fn every_shard_is_worked_once_and_they_come_back_in_order() {
+        for len in [
+            0,
+            SPLIT_FROM_ITEMS - 1,
+            SPLIT_FROM_ITEMS,
+            5 * SPLIT_FROM_ITEMS,
+        ] {
+            let shards = in_shards(len, |shard, of| (shard, of));
+            let of = threads_for(len);
+            assert_eq!(
+                shards,
+                (0..of).map(|s| (s, of)).collect::<Vec<_>>(),
+                "len {len}"
+            );
         }
     }
 

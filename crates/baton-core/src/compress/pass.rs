@@ -437,10 +437,15 @@ fn nothing_to_summarize<'a>(
 /// classified for their stubs (`actions`) are not classified again, and the ledger and the
 /// summary read them all from the table.
 fn span_actions<'v>(mut actions: ActionTable<'v>, views: &[&'v Message]) -> ActionTable<'v> {
-    actions.reserve(views.iter().map(|m| m.calls().len()).sum());
-    for call in views.iter().flat_map(|m| m.calls()) {
-        actions.classify(&call.function.name, &call.function.arguments);
-    }
+    let count = views.iter().map(|m| m.calls().len()).sum();
+    actions.classify_all(count, || {
+        views.iter().flat_map(|m| m.calls()).map(|call| {
+            (
+                call.function.name.as_str(),
+                call.function.arguments.as_str(),
+            )
+        })
+    });
     actions
 }
 
