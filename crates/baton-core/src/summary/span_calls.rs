@@ -17,8 +17,8 @@ use crate::tool_action::{self, ActionTable, ToolAction};
 use std::borrow::{Borrow, Cow};
 use std::sync::OnceLock;
 
-/// One tool call with its result text (borrowed from the turns), classified once; its exit
-/// status and failure are read on first use.
+/// One tool call with its result text (borrowed from the turns), classified once; a command's
+/// exit status and failure are read as it is set up, any other call's failure on first use.
 ///
 /// What a summary line can show of the call is redacted here: the action's texts (a command
 /// line can carry a token), an unknown tool's arguments, and the result where it is quoted
@@ -93,6 +93,17 @@ impl<'a> SpanCall<'a> {
         })
     }
 
+    /// The call with its exit status and failure read now if it is a command with a result:
+    /// the ledger reads every command's, one after another, and reading them there was a
+    /// twelfth of a 10,000-message span's single-threaded work (`perf record`, issue #17);
+    /// here a long span's are read on the threads that set its calls up.
+    fn with_command_judged(self) -> Self {
+        if matches!(*self.action, ToolAction::Command { .. }) {
+            self.failed();
+        }
+        self
+    }
+
     /// The exit status the result reports (`tool_action::exit_code`), read once.
     pub fn exit_code(&self) -> Option<i32> {
         let text = self.result.as_deref()?;
@@ -138,7 +149,7 @@ impl<'a> SpanCalls<'a> {
             pair_tool_calls_from(turns, range, &mut pairs);
             pairs
                 .iter()
-                .map(|pair| SpanCall::new(pair, actions))
+                .map(|pair| SpanCall::new(pair, actions).with_command_judged())
                 .collect::<Vec<_>>()
         })
         .into_iter()
@@ -191,6 +202,16 @@ mod tests {
         let calls = calls.as_slice();
         assert_eq!(calls.len(), 4);
         let command = |c: &SpanCall<'_>| matches!(*c.action, ToolAction::Command { .. });
+        // Commands with results are judged as they are set up (on the threads that set them
+        // up), anything else only when asked.
+        let judged: Vec<(bool, bool)> = calls
+            .iter()
+            .map(|c| (c.failed.get().is_some(), c.exit_code.get().is_some()))
+            .collect();
+        assert_eq!(
+            judged,
+            [(true, true), (false, false), (true, true), (false, false)]
+        );
         // A command with a non-zero exit status failed.
         assert!(command(&calls[0]));
         assert_eq!(calls[0].exit_code(), Some(101));

@@ -9,6 +9,7 @@
 //! and built only if it is among the newest.
 
 use super::bullets::Bullets;
+use crate::split_work::in_ranges;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Between a question and its answer in a resolved line.
@@ -22,7 +23,7 @@ pub(super) fn resolved_questions(
     carried: Vec<String>,
     asked: Vec<(String, usize)>,
     max: usize,
-    line: impl Fn(&str, usize) -> String,
+    line: impl Fn(&str, usize) -> String + Sync,
 ) -> Bullets {
     let entries = distinct_entries(carried, asked, &line);
     let excess = entries.len().saturating_sub(max);
@@ -50,7 +51,7 @@ enum Entry {
 fn distinct_entries(
     carried: Vec<String>,
     asked: Vec<(String, usize)>,
-    line: &impl Fn(&str, usize) -> String,
+    line: &(impl Fn(&str, usize) -> String + Sync),
 ) -> Vec<Entry> {
     // Lines with different questions differ unless a question holds the separator (one
     // line's question then could be another's question, separator and answer): then every
@@ -71,16 +72,24 @@ fn distinct_entries(
     };
     let unbuilt: Vec<bool> = asked.iter().map(|(q, _)| alone(q)).collect();
     drop(askings);
+    // The lines to compare, a long list's on several threads: each reads (and redacts) the
+    // reply that answered its question, which on `synth_100k`'s thousands of repeated
+    // questions was a tenth of the pass's single-threaded work (`perf record`, issue #17).
+    let lines = in_ranges(asked.len(), |range| {
+        range
+            .map(|k| (!unbuilt[k]).then(|| line(&asked[k].0, asked[k].1)))
+            .collect::<Vec<_>>()
+    });
     let mut seen: FxHashSet<String> = carried.iter().cloned().collect();
     let mut entries: Vec<Entry> = carried.into_iter().map(Entry::Built).collect();
-    for ((q, at), unbuilt) in asked.into_iter().zip(unbuilt) {
-        if unbuilt {
-            entries.push(Entry::Unbuilt(q, at));
-            continue;
-        }
-        let text = line(&q, at);
-        if seen.insert(text.clone()) {
-            entries.push(Entry::Built(text));
+    for ((q, at), text) in asked.into_iter().zip(lines.into_iter().flatten()) {
+        match text {
+            None => entries.push(Entry::Unbuilt(q, at)),
+            Some(text) => {
+                if seen.insert(text.clone()) {
+                    entries.push(Entry::Built(text));
+                }
+            }
         }
     }
     entries
@@ -149,15 +158,34 @@ mod tests {
         }
     }
 
+    /// A list long enough to build its lines on several threads is still the one building
+    /// every line in order gives: repeated questions, repeated answers, some asked once.
+    #[test]
+    fn a_long_list_built_on_threads_is_the_one_every_line_built_gives() {
+        let n = 3 * crate::split_work::SPLIT_FROM_ITEMS;
+        let asked: Vec<(String, usize)> = (0..n)
+            .map(|i| match i % 4 {
+                0 => (format!("once {i}?"), i),
+                _ => (format!("again {}?", i % 97), i % 13),
+            })
+            .collect();
+        let carried = vec![line("again 5?", 2)];
+        let lazy = resolved_questions(carried.clone(), asked.clone(), 20, line);
+        let whole = built_whole(carried, &asked, 20, line);
+        assert_eq!(lazy.items, whole.items);
+        assert_eq!(lazy.dropped, whole.dropped);
+        assert!(lazy.dropped > 1_000, "{}", lazy.dropped);
+    }
+
     #[test]
     fn a_question_asked_once_is_built_only_when_it_is_kept() {
-        let built = std::cell::Cell::new(0);
+        let built = std::sync::atomic::AtomicUsize::new(0);
         let asked: Vec<(String, usize)> = (0..50).map(|i| (format!("q{i}?"), i)).collect();
         let list = resolved_questions(Vec::new(), asked, 5, |q, at| {
-            built.set(built.get() + 1);
+            built.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             line(q, at)
         });
-        assert_eq!(built.get(), 5);
+        assert_eq!(built.into_inner(), 5);
         assert_eq!(list.dropped, 45);
         assert_eq!(list.items[0], line("q45?", 45));
     }
