@@ -220,42 +220,44 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     // One backward pass: labels of calls that later succeeded, so each failure is checked in
     // O(1) (a per-failure scan of the later calls was quadratic on long agent runs). Every
     // call is judged (reading its result), each on its own: a long span's calls are split
-    // over threads.
-    let failed: Vec<bool> = in_ranges(span.calls.len(), |range| {
-        span.calls[range]
-            .iter()
-            .map(SpanCall::failed)
-            .collect::<Vec<_>>()
+    // over threads, which also write each failed call's label and each answered call's key.
+    // A failure is listed unless the same call (by label) succeeded later. Only labels equal
+    // to a failed call's, or to the ledger's last failure's, can decide that, so a call's
+    // label is built only when its key is one of theirs (`label_key.rs`); taking every
+    // answered call's key on the calling thread was a fourteenth of a 10,000-message span's
+    // single-threaded work (`perf record`, issue #17).
+    let judged: Vec<Judged> = in_ranges(span.calls.len(), |range| {
+        span.calls[range].iter().map(Judged::of).collect::<Vec<_>>()
     })
     .into_iter()
     .flatten()
     .collect();
-    // A failure is listed unless the same call (by label) succeeded later. Only labels equal
-    // to a failed call's, or to the ledger's last failure's, can decide that, so a call's
-    // label is built only when its key is one of theirs (`label_key.rs`).
     let fallback = ledger
         .last_failure
         .as_ref()
         .map(|f| format!("`{}`", one_line(&f.command, TARGET_MAX_CHARS)));
-    let asked: rustc_hash::FxHashSet<u64> = span
-        .calls
+    let asked: rustc_hash::FxHashSet<u64> = judged
         .iter()
-        .zip(&failed)
-        .filter(|(_, failed)| **failed)
-        .map(|(call, _)| call.label_key())
+        .filter_map(|j| match j {
+            Judged::Failed { label } => Some(key_of_label(label)),
+            _ => None,
+        })
         .chain(fallback.as_deref().map(key_of_label))
         .collect();
     let mut succeeded_later = rustc_hash::FxHashSet::<String>::default();
     let mut items: Vec<String> = Vec::new();
-    for (call, failed) in span.calls.iter().zip(&failed).rev() {
-        if *failed {
-            let label = call.label();
-            if !succeeded_later.contains(&label) {
-                let error = error_line(call.quoted_result().unwrap_or_default());
-                items.push(format!("{label} → {error}"));
+    for (call, judged) in span.calls.iter().zip(judged).rev() {
+        match judged {
+            Judged::Failed { label } => {
+                if !succeeded_later.contains(&label) {
+                    let error = error_line(call.quoted_result().unwrap_or_default());
+                    items.push(format!("{label} → {error}"));
+                }
             }
-        } else if call.result.is_some() && asked.contains(&call.label_key()) {
-            succeeded_later.insert(call.label());
+            Judged::Answered { key } if asked.contains(&key) => {
+                succeeded_later.insert(call.label());
+            }
+            _ => {}
         }
     }
     items.reverse();
@@ -270,6 +272,33 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
         ));
     }
     Bullets::new(items, "errors", "None seen in the compacted span.").capped(MAX_BLOCKERS)
+}
+
+/// What the blockers section needs of a call, read on the thread that judges it.
+enum Judged {
+    /// The call failed: its label, which every failure's line and check needs.
+    Failed { label: String },
+    /// The call got a result and did not fail: its label's key, to tell whether it is a
+    /// failed call's again.
+    Answered { key: u64 },
+    /// No result: it neither failed nor got past a failure.
+    Unanswered,
+}
+
+impl Judged {
+    fn of(call: &SpanCall<'_>) -> Self {
+        if call.failed() {
+            Judged::Failed {
+                label: call.label(),
+            }
+        } else if call.result.is_some() {
+            Judged::Answered {
+                key: call.label_key(),
+            }
+        } else {
+            Judged::Unanswered
+        }
+    }
 }
 
 /// Constraints and decisions the user stated, carried from the previous summary first.
