@@ -248,11 +248,9 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     let mut items: Vec<String> = Vec::new();
     for (call, judged) in span.calls.iter().zip(judged).rev() {
         match judged {
-            Judged::Failed { label } => {
-                if !succeeded_later.contains(&label) {
-                    let error = error_line(call.quoted_result().unwrap_or_default());
-                    items.push(format!("{label} → {error}"));
-                }
+            Judged::Failed { label } if !succeeded_later.contains(&label) => {
+                let error = error_line(call.quoted_result().unwrap_or_default());
+                items.push(format!("{label} → {error}"));
             }
             Judged::Answered { key } if asked.contains(&key) => {
                 succeeded_later.insert(call.label());
