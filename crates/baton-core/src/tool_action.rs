@@ -10,7 +10,7 @@ mod exit_report;
 mod table;
 
 pub use exit_report::exit_code;
-pub use table::ActionTable;
+pub use table::{ActionTable, Shown};
 
 use args::{Args, Words};
 use std::borrow::Cow;

@@ -13,7 +13,7 @@ use crate::split_work::in_ranges;
 use crate::summary::failure_report::reads_as_failure;
 use crate::summary::ledger::{PairedCall, command_failed_with, message_text, pair_tool_calls_from};
 use crate::summary::redact::{redact, redact_arguments};
-use crate::tool_action::{self, ActionTable, ToolAction};
+use crate::tool_action::{self, ActionTable, Shown, ToolAction};
 use std::borrow::{Borrow, Cow};
 use std::sync::OnceLock;
 
@@ -47,13 +47,31 @@ pub struct SpanCall<'a> {
 impl<'a> SpanCall<'a> {
     fn new(pair: &PairedCall<'a>, actions: Option<&'a ActionTable<'a>>) -> Self {
         let f = &pair.call.function;
-        let action = redacted_action(match actions {
-            Some(table) => table.action_of(&f.name, &f.arguments),
-            None => Cow::Owned(tool_action::classify(&f.name, &f.arguments)),
+        let held = actions.and_then(|table| {
+            table.shown_of(&f.name, &f.arguments, |action| shown(action, &f.arguments))
         });
-        let arguments = match *action {
-            ToolAction::Other => redact_arguments(&f.arguments),
-            _ => Cow::Borrowed(f.arguments.as_str()),
+        let (action, arguments) = match held {
+            // The table's call, as an earlier call with the same text was shown.
+            Some((action, shown)) => (
+                shown
+                    .action
+                    .as_ref()
+                    .map_or(Cow::Borrowed(action), Cow::Borrowed),
+                shown
+                    .arguments
+                    .as_deref()
+                    .map_or(Cow::Borrowed(f.arguments.as_str()), Cow::Borrowed),
+            ),
+            None => {
+                let action = tool_action::classify(&f.name, &f.arguments);
+                let shown = shown(&action, &f.arguments);
+                (
+                    Cow::Owned(shown.action.unwrap_or(action)),
+                    shown
+                        .arguments
+                        .map_or(Cow::Borrowed(f.arguments.as_str()), Cow::Owned),
+                )
+            }
         };
         SpanCall {
             name: &f.name,
@@ -111,21 +129,33 @@ impl<'a> SpanCall<'a> {
     }
 }
 
-/// `action` with its texts redacted; itself when none holds a secret (almost every call).
-fn redacted_action(action: Cow<'_, ToolAction>) -> Cow<'_, ToolAction> {
-    if action
+/// What a summary line may show of a call with this action and these arguments: the action
+/// with its texts redacted, and an unknown tool's arguments redacted; `None` for what holds no
+/// secret (almost every call).
+fn shown(action: &ToolAction, arguments: &str) -> Shown {
+    let action_shown = (!action
         .texts()
-        .all(|t| matches!(redact(t), Cow::Borrowed(_)))
-    {
-        return action;
-    }
-    let mut action = action.into_owned();
-    for text in action.texts_mut() {
-        if let Cow::Owned(redacted) = redact(text) {
-            *text = redacted;
+        .all(|t| matches!(redact(t), Cow::Borrowed(_))))
+    .then(|| {
+        let mut action = action.clone();
+        for text in action.texts_mut() {
+            if let Cow::Owned(redacted) = redact(text) {
+                *text = redacted;
+            }
         }
+        action
+    });
+    let arguments_shown = match action {
+        ToolAction::Other => match redact_arguments(arguments) {
+            Cow::Owned(redacted) => Some(redacted),
+            Cow::Borrowed(_) => None,
+        },
+        _ => None,
+    };
+    Shown {
+        action: action_shown,
+        arguments: arguments_shown,
     }
-    Cow::Owned(action)
 }
 
 /// The tool calls of a run of turns, in order.
@@ -258,6 +288,17 @@ mod tests {
                 &format!(r#"{{"api_key":"{key}","id":7}}"#),
             ),
             call("d", "Read", r#"{"file_path":"src/lib.rs"}"#),
+            // The first call again, and the unknown tool's.
+            call(
+                "e",
+                "Bash",
+                &format!(r#"{{"command":"OPENAI_API_KEY={key} cargo test"}}"#),
+            ),
+            call(
+                "f",
+                "lookup_account",
+                &format!(r#"{{"api_key":"{key}","id":7}}"#),
+            ),
         ])];
         let mut table = ActionTable::default();
         for c in turns[0].calls() {
@@ -285,6 +326,16 @@ mod tests {
             // Nothing to redact: the table's action is borrowed, not copied.
             assert_eq!(matches!(calls[3].action, Cow::Borrowed(_)), from_table);
             assert!(matches!(calls[3].arguments, Cow::Borrowed(_)));
+            // A call repeated is shown as the first was; from a table, the very same text,
+            // redacted once.
+            assert_eq!(calls[4].action, calls[0].action);
+            assert_eq!(calls[5].arguments, calls[2].arguments);
+            let same = |a: &Cow<'_, ToolAction>, b: &Cow<'_, ToolAction>| matches!((a, b), (Cow::Borrowed(x), Cow::Borrowed(y)) if std::ptr::eq(*x, *y));
+            assert_eq!(same(&calls[4].action, &calls[0].action), from_table);
+            assert_eq!(
+                std::ptr::eq(&*calls[5].arguments, &*calls[2].arguments),
+                from_table
+            );
         }
         // The turns themselves are untouched.
         assert!(turns[0].calls()[0].function.arguments.contains(key));
