@@ -42,6 +42,8 @@ pub struct SpanCall<'a> {
     exit_code: OnceLock<Option<i32>>,
     /// The result redacted, once it is quoted; `None` inside when it holds no secret.
     quoted: OnceLock<Option<String>>,
+    /// The table's shown form of this call, shared with every call of the same text.
+    held: Option<&'a Shown>,
 }
 
 impl<'a> SpanCall<'a> {
@@ -81,6 +83,25 @@ impl<'a> SpanCall<'a> {
             failed: OnceLock::new(),
             exit_code: OnceLock::new(),
             quoted: OnceLock::new(),
+            held: held.map(|(_, shown)| shown),
+        }
+    }
+
+    /// `write(self)`, a function of the call's name and what it shows (its action and
+    /// arguments as shown): written once for all the calls of this text when a table holds it.
+    pub(crate) fn shared_label(&self, write: impl FnOnce(&Self) -> String) -> Cow<'a, str> {
+        match self.held {
+            Some(shown) => Cow::Borrowed(shown.label.get_or_init(|| write(self))),
+            None => Cow::Owned(write(self)),
+        }
+    }
+
+    /// `digest(self)`, a function of the call's name and what it shows, as
+    /// [`Self::shared_label`].
+    pub(crate) fn shared_key(&self, digest: impl FnOnce(&Self) -> u64) -> u64 {
+        match self.held {
+            Some(shown) => *shown.key.get_or_init(|| digest(self)),
+            None => digest(self),
         }
     }
 
@@ -152,10 +173,7 @@ fn shown(action: &ToolAction, arguments: &str) -> Shown {
         },
         _ => None,
     };
-    Shown {
-        action: action_shown,
-        arguments: arguments_shown,
-    }
+    Shown::new(action_shown, arguments_shown)
 }
 
 /// The tool calls of a run of turns, in order.

@@ -35,8 +35,14 @@ pub(super) fn key_of_label(label: &str) -> u64 {
 }
 
 impl SpanCall<'_> {
-    /// [`key_of_label`] of [`Self::label`], written from the call's texts unfolded.
+    /// [`key_of_label`] of [`Self::label`], written from the call's texts unfolded: once for
+    /// all the calls of one text when the pass's table holds it (the blockers section asks for
+    /// every answered call's key).
     pub(super) fn label_key(&self) -> u64 {
+        self.shared_key(Self::written_label_key)
+    }
+
+    fn written_label_key(&self) -> u64 {
         let mut key = KeyWriter::default();
         // The same pieces, in the same order, as `label` and `target` put together; an error
         // only means the key is complete.
@@ -99,6 +105,7 @@ mod tests {
     use crate::message::{Message, ToolCall};
     use crate::summary::span_calls::SpanCalls;
     use proptest::prelude::*;
+    use std::borrow::Cow;
 
     /// Texts that exercise folding: runs of ASCII and Unicode whitespace, non-ASCII words, and
     /// lengths on both sides of the 120 characters a line keeps.
@@ -183,6 +190,31 @@ mod tests {
                     call.label()
                 );
             }
+        }
+    }
+
+    /// From a pass's table, the calls of one text share one label, written once (the very
+    /// same text), and one key; both are what the call's own texts give without a table.
+    #[test]
+    fn the_calls_of_one_text_share_the_tables_label_and_key() {
+        let once = calls_of("src/lib.rs", "fn main() {}");
+        let turns: Vec<Message> = once.iter().chain(&once).cloned().collect();
+        let mut table = crate::tool_action::ActionTable::default();
+        for c in turns.iter().flat_map(|m| m.calls()) {
+            table.classify(&c.function.name, &c.function.arguments);
+        }
+        let shared = SpanCalls::new(&turns, Some(&table));
+        let own = SpanCalls::new(&turns, None);
+        let (shared, own) = (shared.as_slice(), own.as_slice());
+        let n = once.len();
+        assert_eq!(shared.len(), 2 * n);
+        for i in 0..n {
+            let (first, again) = (shared[i].label(), shared[i + n].label());
+            assert!(matches!(first, Cow::Borrowed(_)), "{first}");
+            assert!(std::ptr::eq(&*first, &*again), "{first}");
+            assert_eq!(first, own[i].label());
+            assert_eq!(shared[i].label_key(), own[i].label_key());
+            assert_eq!(shared[i + n].label_key(), key_of_label(&first));
         }
     }
 

@@ -226,7 +226,7 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     // label is built only when its key is one of theirs (`label_key.rs`); taking every
     // answered call's key on the calling thread was a fourteenth of a 10,000-message span's
     // single-threaded work (`perf record`, issue #17).
-    let judged: Vec<Judged> = in_ranges(span.calls.len(), |range| {
+    let judged: Vec<Judged<'_>> = in_ranges(span.calls.len(), |range| {
         span.calls[range].iter().map(Judged::of).collect::<Vec<_>>()
     })
     .into_iter()
@@ -244,7 +244,7 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
         })
         .chain(fallback.as_deref().map(key_of_label))
         .collect();
-    let mut succeeded_later = rustc_hash::FxHashSet::<String>::default();
+    let mut succeeded_later = rustc_hash::FxHashSet::<Cow<'_, str>>::default();
     let mut items: Vec<String> = Vec::new();
     for (call, judged) in span.calls.iter().zip(judged).rev() {
         match judged {
@@ -262,7 +262,7 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
     if items.is_empty()
         && let Some(f) = &ledger.last_failure
         && let Some(label) = fallback
-        && !succeeded_later.contains(&label)
+        && !succeeded_later.contains(label.as_str())
     {
         items.push(format!(
             "Last recorded failure: {label} → {}",
@@ -273,9 +273,9 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
 }
 
 /// What the blockers section needs of a call, read on the thread that judges it.
-enum Judged {
+enum Judged<'a> {
     /// The call failed: its label, which every failure's line and check needs.
-    Failed { label: String },
+    Failed { label: Cow<'a, str> },
     /// The call got a result and did not fail: its label's key, to tell whether it is a
     /// failed call's again.
     Answered { key: u64 },
@@ -283,8 +283,8 @@ enum Judged {
     Unanswered,
 }
 
-impl Judged {
-    fn of(call: &SpanCall<'_>) -> Self {
+impl<'a> Judged<'a> {
+    fn of(call: &SpanCall<'a>) -> Self {
         if call.failed() {
             Judged::Failed {
                 label: call.label(),

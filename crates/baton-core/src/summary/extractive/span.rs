@@ -150,7 +150,7 @@ impl RequestSentences {
 
 /// How a call reads in a summary line (the summary's wording; the call itself is shared with
 /// the ledger, `summary::span_calls`).
-impl SpanCall<'_> {
+impl<'a> SpanCall<'a> {
     /// Whether the call's name, arguments or target mention any of `terms` (lowercase).
     pub(super) fn mentions_any(&self, terms: &[String]) -> bool {
         if terms.is_empty() {
@@ -179,8 +179,14 @@ impl SpanCall<'_> {
         }
     }
 
-    /// What identifies "the same call again": the command, or the tool and its target.
-    pub(super) fn label(&self) -> String {
+    /// What identifies "the same call again": the command, or the tool and its target. Written
+    /// once per distinct call when the pass's table holds it: the blockers section asks for
+    /// the label of every call that answered a failed one's.
+    pub(super) fn label(&self) -> Cow<'a, str> {
+        self.shared_label(Self::written_label)
+    }
+
+    fn written_label(&self) -> String {
         match &*self.action {
             ToolAction::Command { .. } => self.target(),
             _ => format!("{} {}", self.name, self.target()),
