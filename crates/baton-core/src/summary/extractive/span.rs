@@ -20,6 +20,9 @@ pub(super) struct Span<'a> {
     /// The line each reply shows as an answer ([`Span::answer_after`]), built once it is asked
     /// for (`OnceLock`s: the sections run on two threads).
     answers: Vec<std::sync::OnceLock<String>>,
+    /// The answer lines built so far, by the first line they were built from: replies that
+    /// open with the same line show the same answer, built once (see [`AnswerLines`]).
+    answer_lines: AnswerLines<'a>,
     /// The span's calls: the pass's own list when it has one (the ledger read the same
     /// calls), else built here.
     pub(super) calls: Cow<'a, [SpanCall<'a>]>,
@@ -59,6 +62,7 @@ impl<'a> Span<'a> {
             request_sentences: RequestSentences::of(&requests),
             requests,
             answers: replies.iter().map(|_| std::sync::OnceLock::new()).collect(),
+            answer_lines: AnswerLines::default(),
             replies,
             calls,
         }
@@ -110,10 +114,55 @@ impl<'a> Span<'a> {
         let r = self.reply_after(i);
         let slot = self.answers.get(r)?;
         Some(slot.get_or_init(|| {
-            let text = ledger::message_text(self.turns[self.replies[r]]);
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            one_line(&redact(first), LINE_MAX_CHARS)
+            let first = match ledger::message_text(self.turns[self.replies[r]]) {
+                Cow::Borrowed(text) => first_line(text),
+                // Joined from parts: nothing of the span's to key it by.
+                Cow::Owned(text) => return answer_line(first_line(&text)),
+            };
+            self.answer_lines.of(first)
         }))
+    }
+}
+
+/// A reply's first non-blank line.
+fn first_line(text: &str) -> &str {
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+/// What a reply opening with `first` shows as an answer: that line redacted and put on one
+/// line of at most [`LINE_MAX_CHARS`].
+fn answer_line(first: &str) -> String {
+    one_line(&redact(first), LINE_MAX_CHARS)
+}
+
+/// Answer lines by the first line they are built from, shared by the threads that build
+/// them. A long session repeats its replies (`synth_100k`: 47,144 assistant messages, 3,509
+/// distinct texts), and building the line of each of its 12,327 answering replies was an
+/// eighth of the pass's instructions (callgrind, issue #17), nearly all of it redacting and
+/// flattening lines already built.
+#[derive(Default)]
+struct AnswerLines<'a> {
+    built: std::sync::Mutex<rustc_hash::FxHashMap<&'a str, String>>,
+}
+
+impl<'a> AnswerLines<'a> {
+    /// The answer line of `first`: built unless already built. Built outside the lock, so
+    /// two threads may both build a line the first time they meet it; the lines are equal.
+    fn of(&self, first: &'a str) -> String {
+        let found = self.lock().get(first).cloned();
+        found.unwrap_or_else(|| {
+            let line = answer_line(first);
+            self.lock().insert(first, line.clone());
+            line
+        })
+    }
+
+    /// The map, whatever a thread that panicked while holding it left in it: every entry is
+    /// a finished line.
+    fn lock(&self) -> std::sync::MutexGuard<'_, rustc_hash::FxHashMap<&'a str, String>> {
+        self.built
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -325,4 +374,48 @@ pub(super) fn error_line(text: &str) -> String {
     let line = line.unwrap_or("(no output)");
     let line = line.trim_start_matches("<tool_use_error>");
     one_line(line.trim_end_matches("</tool_use_error>"), LINE_MAX_CHARS)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    /// Each question's answer is its own reply's first non-blank line, redacted and flattened,
+    /// whether the line was built for it or for an earlier reply that opened the same way; the
+    /// replies that open alike have their line built once.
+    #[test]
+    fn replies_that_open_alike_share_one_answer_line_built_once() {
+        let key = "sk-proj-0001abcdefghijklmnopqrstuvwxyz0123";
+        let openings = [
+            "\n  The build passes now.\nDetails follow.".to_string(),
+            "It was the lexer.".to_string(),
+            "\nThe build passes now.\nOther details.".to_string(),
+            format!("Use OPENAI_API_KEY={key}\tin   the shell."),
+            format!("Use OPENAI_API_KEY={key}\tin   the shell.\nThen rerun."),
+        ];
+        let mut turns = Vec::new();
+        for (k, reply) in openings.iter().enumerate() {
+            turns.push(Message::user(format!("Question {k}: is it done?")));
+            turns.push(Message::assistant(reply.as_str()));
+        }
+        let turns: Vec<&Message> = turns.iter().collect();
+        let span = Span::new(&turns, None, None);
+        let answers: Vec<&str> = (0..openings.len())
+            .map(|k| span.answer_after(2 * k).unwrap())
+            .collect();
+        for (answer, reply) in answers.iter().zip(&openings) {
+            assert_eq!(*answer, answer_line(first_line(reply)), "{reply:?}");
+        }
+        assert_eq!(answers[0], "The build passes now.");
+        assert_eq!(answers[2], answers[0]);
+        assert_eq!(answers[3], "Use OPENAI_API_KEY=[REDACTED] in the shell.");
+        assert!(answers.iter().all(|a| !a.contains(key)));
+        // Four distinct first lines among five replies (a line is taken as written: "  The
+        // build…" indented is another line than "The build…").
+        let built = span.answer_lines.lock();
+        assert_eq!(built.len(), 4, "{:?}", built.keys());
+        // No reply after the last question: no answer.
+        assert!(span.answer_after(2 * openings.len()).is_none());
+    }
 }
