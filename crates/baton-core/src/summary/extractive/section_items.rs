@@ -310,7 +310,7 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
         // A sentence repeated gives the verdict and the line it gave before, which the list
         // drops: it is neither read for cue words nor flattened again (a user who pastes the
         // same instructions into many requests; reading `synth_100k`'s repeats for cue words
-        // was 7% of its pass's instructions, callgrind, issue #17).
+        // was 2.4% of its pass's instructions, callgrind, issue #17).
         let mut seen = rustc_hash::FxHashSet::default();
         for k in range {
             if has_more_chars_than(&span.requests[k].1, STATEMENT_SOURCE_MAX_CHARS) {
