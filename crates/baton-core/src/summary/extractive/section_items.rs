@@ -305,14 +305,16 @@ pub(super) fn user_statements(span: &Span<'_>, prev: Option<&str>) -> (Bullets, 
     let mut decisions = Distinct::from_items(carried_bullets(prev, sections::KEY_DECISIONS));
     // A long span's requests are read in ranges on several threads; the lines are listed in
     // the requests' order.
-    let found = in_ranges(span.requests.len(), |range| {
+    // Only the first request of each text: a repeated one gives the lines its first gave,
+    // which the lists drop.
+    let found = in_ranges(span.distinct_requests.len(), |range| {
         let mut found = Vec::new();
         // A sentence repeated gives the verdict and the line it gave before, which the list
         // drops: it is neither read for cue words nor flattened again (a user who pastes the
         // same instructions into many requests; reading `synth_100k`'s repeats for cue words
         // was 2.4% of its pass's instructions, callgrind, issue #17).
         let mut seen = rustc_hash::FxHashSet::default();
-        for k in range {
+        for &k in &span.distinct_requests[range] {
             if has_more_chars_than(&span.requests[k].1, STATEMENT_SOURCE_MAX_CHARS) {
                 continue;
             }

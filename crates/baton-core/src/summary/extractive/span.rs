@@ -5,6 +5,7 @@
 use super::*;
 use crate::summary::redact::{redact, redact_text};
 use crate::summary::sentences::sentence_ranges;
+use std::hash::BuildHasher;
 use std::ops::Range;
 
 /// What the span says, gathered once.
@@ -12,6 +13,9 @@ pub(super) struct Span<'a> {
     pub(super) turns: &'a [&'a Message],
     /// Real user requests: position and text (borrowed unless joined from parts).
     pub(super) requests: Vec<(usize, Cow<'a, str>)>,
+    /// The requests whose text no earlier request has, in order: a repeated text says
+    /// nothing its first request did not (see [`first_of_each_text`]).
+    pub(super) distinct_requests: Vec<usize>,
     /// The sentences of every request, for the questions and the user's statements (see
     /// [`Span::sentences_of`]).
     request_sentences: RequestSentences,
@@ -57,9 +61,13 @@ impl<'a> Span<'a> {
             requests.extend(found_requests);
             replies.extend(found_replies);
         }
+        let first_of = first_of_each_text(&requests);
+        let distinct_requests: Vec<usize> =
+            (0..requests.len()).filter(|&k| first_of[k] == k).collect();
         Span {
             turns,
-            request_sentences: RequestSentences::of(&requests),
+            request_sentences: RequestSentences::of(&requests, &first_of, &distinct_requests),
+            distinct_requests,
             requests,
             answers: replies.iter().map(|_| std::sync::OnceLock::new()).collect(),
             answer_lines: AnswerLines::default(),
@@ -167,9 +175,34 @@ impl<'a> AnswerLines<'a> {
     }
 }
 
+/// For each request, the first request with the same text (itself when none before has it).
+/// A long session repeats its requests (`synth_100k`: 24,780 user messages, 2,681 distinct
+/// texts), far apart, so a thread's range of them holds few repeats: the texts are hashed on
+/// several threads and grouped here, a text compared only with the one its hash found (a
+/// collision leaves the text its own first).
+fn first_of_each_text(requests: &[(usize, Cow<'_, str>)]) -> Vec<usize> {
+    let hashes = in_ranges(requests.len(), |range| {
+        requests[range]
+            .iter()
+            .map(|(_, text)| rustc_hash::FxBuildHasher.hash_one(&**text))
+            .collect::<Vec<u64>>()
+    });
+    let mut first: rustc_hash::FxHashMap<u64, usize> = Default::default();
+    first.reserve(requests.len());
+    hashes
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, hash)| {
+            let f = *first.entry(hash).or_insert(k);
+            if requests[f].1 == requests[k].1 { f } else { k }
+        })
+        .collect()
+}
+
 /// Every request's sentences as byte ranges of its text, all in one list: request `k`'s are
-/// `ranges[of[k]]` (two allocations for a span's thousands of requests). Requests of the same
-/// text share their ranges.
+/// `ranges[of[k]]` (two allocations for a span's thousands of requests). A repeated text's
+/// request shares its first request's ranges.
 #[derive(Default)]
 struct RequestSentences {
     ranges: Vec<Range<usize>>,
@@ -177,38 +210,35 @@ struct RequestSentences {
 }
 
 impl RequestSentences {
-    /// Every request's sentences, a long span's split on several threads (every section that
-    /// reads the user's words needs them). A text repeated within a thread's range is split
-    /// once: a long session repeats its requests (`synth_100k`: 24,780 user messages, 2,681
-    /// distinct texts), and splitting each was 5% of its pass's instructions (callgrind,
-    /// issue #17), where looking a text up costs a tenth of splitting it.
-    fn of(requests: &[(usize, Cow<'_, str>)]) -> Self {
-        let parts = in_ranges(requests.len(), |range| {
+    /// Every request's sentences, each distinct text split once (`first_of` from
+    /// [`first_of_each_text`], `distinct` the requests that are their own first), a long
+    /// span's on several threads (every section that reads the user's words needs them;
+    /// splitting `synth_100k`'s repeats was 5% of its pass's instructions, callgrind, issue
+    /// #17).
+    fn of(requests: &[(usize, Cow<'_, str>)], first_of: &[usize], distinct: &[usize]) -> Self {
+        let parts = in_ranges(distinct.len(), |range| {
             let mut part = RequestSentences::default();
-            let mut split: rustc_hash::FxHashMap<&str, Range<usize>> = Default::default();
-            for (_, text) in &requests[range] {
-                let at = match split.get(&**text) {
-                    Some(at) => at.clone(),
-                    None => {
-                        let from = part.ranges.len();
-                        sentence_ranges(text, &mut part.ranges);
-                        let at = from..part.ranges.len();
-                        split.insert(text, at.clone());
-                        at
-                    }
-                };
-                part.of.push(at);
+            for &k in &distinct[range] {
+                let from = part.ranges.len();
+                sentence_ranges(&requests[k].1, &mut part.ranges);
+                part.of.push(from..part.ranges.len());
             }
             part
         });
-        let mut all = RequestSentences::default();
+        let mut own = Vec::with_capacity(distinct.len());
+        let mut ranges = Vec::new();
         for part in parts {
-            let base = all.ranges.len();
-            all.of
-                .extend(part.of.iter().map(|at| at.start + base..at.end + base));
-            all.ranges.extend(part.ranges);
+            let base = ranges.len();
+            own.extend(part.of.iter().map(|at| at.start + base..at.end + base));
+            ranges.extend(part.ranges);
         }
-        all
+        // Request k's ranges: its first request's, which is the `d`th distinct one.
+        let mut nth = vec![0; requests.len()];
+        for (d, &k) in distinct.iter().enumerate() {
+            nth[k] = d;
+        }
+        let of = first_of.iter().map(|&f| own[nth[f]].clone()).collect();
+        RequestSentences { ranges, of }
     }
 }
 
@@ -398,7 +428,7 @@ mod tests {
 
     /// Every request's sentences are its own text's, whether split for it or shared with an
     /// earlier request of the same text, in a span long enough to be read on several threads;
-    /// a repeated text's ranges are kept once.
+    /// a repeated text is split once.
     #[test]
     fn requests_of_one_text_share_their_sentences() {
         let texts = [
@@ -425,13 +455,13 @@ mod tests {
             assert_eq!(shared, expected, "request {k}: {text}");
             assert!(!shared.is_empty(), "request {k}");
         }
-        // Each thread's range splits each repeated text once, not once per request.
-        let every: usize = span.request_sentences.of.iter().map(|at| at.len()).sum();
-        assert!(
-            span.request_sentences.ranges.len() < every / 2,
-            "{} ranges kept for {every}",
-            span.request_sentences.ranges.len()
-        );
+        // Each text is split once, however far apart its requests: two sentences for each
+        // numbered request, 3 + 2 + 1 for the repeated texts.
+        let numbered = n.div_ceil(5);
+        assert_eq!(span.distinct_requests.len(), numbered + texts.len());
+        assert_eq!(span.request_sentences.ranges.len(), 2 * numbered + 6);
+        // The first request of each text, in order.
+        assert_eq!(span.distinct_requests[..5], [0, 1, 2, 3, 5]);
     }
 
     /// Each question's answer is its own reply's first non-blank line, redacted and flattened,
