@@ -195,7 +195,12 @@ fn first_of_each_text(requests: &[(usize, Cow<'_, str>)]) -> Vec<usize> {
         .enumerate()
         .map(|(k, hash)| {
             let f = *first.entry(hash).or_insert(k);
-            if requests[f].1 == requests[k].1 { f } else { k }
+            // A text's first is itself: compared only when the hash found another.
+            if f == k || requests[f].1 == requests[k].1 {
+                f
+            } else {
+                k
+            }
         })
         .collect()
 }
