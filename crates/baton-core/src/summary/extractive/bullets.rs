@@ -33,6 +33,14 @@ impl Distinct {
         }
     }
 
+    /// [`Distinct::push`], copying `item` only when it is not already listed.
+    pub(super) fn push_str(&mut self, item: &str) {
+        if !self.seen.contains(item) {
+            self.seen.insert(item.to_string());
+            self.items.push(item.to_string());
+        }
+    }
+
     pub(super) fn into_items(self) -> Vec<String> {
         self.items
     }

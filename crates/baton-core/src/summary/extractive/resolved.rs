@@ -11,6 +11,7 @@
 use super::bullets::Bullets;
 use crate::split_work::in_ranges;
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::hash::Hash;
 
 /// Between a question and its answer in a resolved line.
 pub(super) const ANSWERED: &str = " → answered: ";
@@ -19,20 +20,25 @@ pub(super) const ANSWERED: &str = " → answered: ";
 /// `asked` (a question and the turn it was asked at) as `line` builds it, equal lines listed
 /// once, the newest `max` kept and the rest counted as dropped. The same list as building
 /// every line, pushing it to a [`super::Distinct`] and capping the bullets.
-pub(super) fn resolved_questions(
+///
+/// `answer_key(at)` tells what the answer at `at` is built from: equal keys must mean equal
+/// answers, so that a question asked again with an equal key is the same line again, known
+/// without building it.
+pub(super) fn resolved_questions<K: Hash + Eq>(
     carried: Vec<String>,
-    asked: Vec<(String, usize)>,
+    asked: Vec<(&str, usize)>,
     max: usize,
+    answer_key: impl Fn(usize) -> K,
     line: impl Fn(&str, usize) -> String + Sync,
 ) -> Bullets {
-    let entries = distinct_entries(carried, asked, &line);
+    let entries = distinct_entries(carried, asked, answer_key, &line);
     let excess = entries.len().saturating_sub(max);
     let kept = entries
         .into_iter()
         .skip(excess)
         .map(|entry| match entry {
             Entry::Built(text) => text,
-            Entry::Unbuilt(q, at) => line(&q, at),
+            Entry::Unbuilt(q, at) => line(q, at),
         })
         .collect();
     let mut bullets = Bullets::new(kept, "questions", "None recorded.");
@@ -42,25 +48,38 @@ pub(super) fn resolved_questions(
 
 /// A line of the list: written out, or a question whose line equals no other one's, to be
 /// written only if it is kept.
-enum Entry {
+enum Entry<'q> {
     Built(String),
-    Unbuilt(String, usize),
+    Unbuilt(&'q str, usize),
+}
+
+/// What becomes of an asked question's line.
+#[derive(Clone, Copy, PartialEq)]
+enum Fate {
+    /// It equals no other line: written only if it is kept.
+    Alone,
+    /// Written now, to be compared with the others.
+    Built,
+    /// An earlier question asked the same and was answered from an equal key: the same line
+    /// again, which the list drops.
+    Repeat,
 }
 
 /// The list's distinct lines in order, those that cannot equal another left unbuilt.
-fn distinct_entries(
+fn distinct_entries<'q, K: Hash + Eq>(
     carried: Vec<String>,
-    asked: Vec<(String, usize)>,
+    asked: Vec<(&'q str, usize)>,
+    answer_key: impl Fn(usize) -> K,
     line: &(impl Fn(&str, usize) -> String + Sync),
-) -> Vec<Entry> {
+) -> Vec<Entry<'q>> {
     // Lines with different questions differ unless a question holds the separator (one
     // line's question then could be another's question, separator and answer): then every
     // line is built and compared, as the list always did.
     let separated = !asked.iter().any(|(q, _)| q.contains(ANSWERED));
     let mut askings: FxHashMap<&str, usize> = FxHashMap::default();
     if separated {
-        for (q, _) in &asked {
-            *askings.entry(q.as_str()).or_default() += 1;
+        for &(q, _) in &asked {
+            *askings.entry(q).or_default() += 1;
         }
     }
     let alone = |q: &str| {
@@ -70,26 +89,43 @@ fn distinct_entries(
                 .iter()
                 .any(|c| c.strip_prefix(q).is_some_and(|r| r.starts_with(ANSWERED)))
     };
-    let unbuilt: Vec<bool> = asked.iter().map(|(q, _)| alone(q)).collect();
-    drop(askings);
+    // A long session asks its questions again and again, answered alike (`synth_100k`: 13,607
+    // questions); building each line to find it listed already was a tenth of the pass's
+    // instructions (callgrind, issue #17).
+    let mut answered: FxHashSet<(&str, K)> = FxHashSet::default();
+    let fates: Vec<Fate> = asked
+        .iter()
+        .map(|&(q, at)| {
+            if alone(q) {
+                Fate::Alone
+            } else if answered.insert((q, answer_key(at))) {
+                Fate::Built
+            } else {
+                Fate::Repeat
+            }
+        })
+        .collect();
+    drop((askings, answered));
     // The lines to compare, a long list's on several threads: each reads (and redacts) the
-    // reply that answered its question, which on `synth_100k`'s thousands of repeated
-    // questions was a tenth of the pass's single-threaded work (`perf record`, issue #17).
+    // reply that answered its question.
     let lines = in_ranges(asked.len(), |range| {
         range
-            .map(|k| (!unbuilt[k]).then(|| line(&asked[k].0, asked[k].1)))
+            .map(|k| (fates[k] == Fate::Built).then(|| line(asked[k].0, asked[k].1)))
             .collect::<Vec<_>>()
     });
     let mut seen: FxHashSet<String> = carried.iter().cloned().collect();
     let mut entries: Vec<Entry> = carried.into_iter().map(Entry::Built).collect();
-    for ((q, at), text) in asked.into_iter().zip(lines.into_iter().flatten()) {
-        match text {
-            None => entries.push(Entry::Unbuilt(q, at)),
-            Some(text) => {
-                if seen.insert(text.clone()) {
-                    entries.push(Entry::Built(text));
-                }
+    for (((q, at), text), fate) in asked
+        .into_iter()
+        .zip(lines.into_iter().flatten())
+        .zip(fates)
+    {
+        match (fate, text) {
+            (Fate::Alone, _) => entries.push(Entry::Unbuilt(q, at)),
+            (Fate::Built, Some(text)) if seen.insert(text.clone()) => {
+                entries.push(Entry::Built(text));
             }
+            _ => {}
         }
     }
     entries
@@ -131,6 +167,15 @@ mod tests {
         format!("{q}{ANSWERED}{}", answer(at))
     }
 
+    /// What [`answer`] is built from: turns of one key answer alike.
+    fn key(at: usize) -> usize {
+        at % 5
+    }
+
+    fn borrowed(asked: &[(String, usize)]) -> Vec<(&str, usize)> {
+        asked.iter().map(|(q, at)| (q.as_str(), *at)).collect()
+    }
+
     fn question() -> impl Strategy<Value = String> {
         prop_oneof![
             "[ab]{1,2}\\?",
@@ -150,7 +195,7 @@ mod tests {
             max in 1usize..8,
         ) {
             let carried: Vec<String> = carried_asked.iter().map(|(q, at)| line(q, *at)).collect();
-            let lazy = resolved_questions(carried.clone(), asked.clone(), max, line);
+            let lazy = resolved_questions(carried.clone(), borrowed(&asked), max, key, line);
             let whole = built_whole(carried, &asked, max, line);
             prop_assert_eq!(&lazy.items, &whole.items);
             prop_assert_eq!(&lazy.item_chars, &whole.item_chars);
@@ -170,7 +215,7 @@ mod tests {
             })
             .collect();
         let carried = vec![line("again 5?", 2)];
-        let lazy = resolved_questions(carried.clone(), asked.clone(), 20, line);
+        let lazy = resolved_questions(carried.clone(), borrowed(&asked), 20, key, line);
         let whole = built_whole(carried, &asked, 20, line);
         assert_eq!(lazy.items, whole.items);
         assert_eq!(lazy.dropped, whole.dropped);
@@ -181,7 +226,7 @@ mod tests {
     fn a_question_asked_once_is_built_only_when_it_is_kept() {
         let built = std::sync::atomic::AtomicUsize::new(0);
         let asked: Vec<(String, usize)> = (0..50).map(|i| (format!("q{i}?"), i)).collect();
-        let list = resolved_questions(Vec::new(), asked, 5, |q, at| {
+        let list = resolved_questions(Vec::new(), borrowed(&asked), 5, key, |q, at| {
             built.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             line(q, at)
         });
@@ -198,7 +243,25 @@ mod tests {
             ("a?".to_string(), 7),
             ("b?".to_string(), 3),
         ];
-        let list = resolved_questions(Vec::new(), asked, 10, line);
+        let list = resolved_questions(Vec::new(), borrowed(&asked), 10, key, line);
         assert_eq!(list.items, vec![line("a?", 2), line("b?", 3)]);
+    }
+
+    /// A question asked again and answered from an equal key is the same line again: built
+    /// once, however often it is asked; one answered differently is built to be compared.
+    #[test]
+    fn a_question_asked_again_with_an_equal_answer_is_built_once() {
+        let built = std::sync::atomic::AtomicUsize::new(0);
+        // Turns 1, 6, 11, … share a key; turn 3 does not.
+        let mut asked: Vec<(String, usize)> =
+            (0..40).map(|i| ("a?".to_string(), 1 + 5 * i)).collect();
+        asked.push(("a?".to_string(), 3));
+        let list = resolved_questions(Vec::new(), borrowed(&asked), 10, key, |q, at| {
+            built.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            line(q, at)
+        });
+        assert_eq!(built.into_inner(), 2);
+        assert_eq!(list.items, vec![line("a?", 1), line("a?", 3)]);
+        assert_eq!(list.dropped, 0);
     }
 }

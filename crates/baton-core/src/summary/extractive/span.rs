@@ -16,6 +16,9 @@ pub(super) struct Span<'a> {
     /// The requests whose text no earlier request has, in order: a repeated text says
     /// nothing its first request did not (see [`first_of_each_text`]).
     pub(super) distinct_requests: Vec<usize>,
+    /// For each request, where its text's first request is in `distinct_requests`: what a
+    /// section reads from a request's text it reads once per distinct text and shares.
+    pub(super) distinct_of: Vec<usize>,
     /// The sentences of every request, for the questions and the user's statements (see
     /// [`Span::sentences_of`]).
     request_sentences: RequestSentences,
@@ -61,13 +64,12 @@ impl<'a> Span<'a> {
             requests.extend(found_requests);
             replies.extend(found_replies);
         }
-        let first_of = first_of_each_text(&requests);
-        let distinct_requests: Vec<usize> =
-            (0..requests.len()).filter(|&k| first_of[k] == k).collect();
+        let (distinct_requests, distinct_of) = distinct_texts(&first_of_each_text(&requests));
         Span {
             turns,
-            request_sentences: RequestSentences::of(&requests, &first_of, &distinct_requests),
+            request_sentences: RequestSentences::of(&requests, &distinct_of, &distinct_requests),
             distinct_requests,
+            distinct_of,
             requests,
             answers: replies.iter().map(|_| std::sync::OnceLock::new()).collect(),
             answer_lines: AnswerLines::default(),
@@ -110,6 +112,19 @@ impl<'a> Span<'a> {
         self.replies.partition_point(|&j| j <= i)
     }
 
+    /// What the answer to a question asked at position `i` is built from, told without
+    /// building it: questions whose keys are equal show equal answers
+    /// ([`Span::answer_after`]); `None` when no reply follows.
+    pub(super) fn answer_key(&self, i: usize) -> Option<AnswerKey<'a>> {
+        let r = self.reply_after(i);
+        let &j = self.replies.get(r)?;
+        Some(match ledger::message_text(self.turns[j]) {
+            Cow::Borrowed(text) => AnswerKey::FirstLine(first_line(text)),
+            // Joined from parts: keyed by the reply itself.
+            Cow::Owned(_) => AnswerKey::Reply(r),
+        })
+    }
+
     /// What a question asked at position `i` shows as its answer: the first reply after it,
     /// its first non-blank line, redacted and put on one line of at most
     /// [`LINE_MAX_CHARS`]; `None` when no reply follows. Built once per reply (a request's
@@ -131,6 +146,15 @@ impl<'a> Span<'a> {
             self.answer_lines.of(first)
         }))
     }
+}
+
+/// What an answer line is built from ([`Span::answer_key`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum AnswerKey<'a> {
+    /// The first non-blank line of the reply, which alone makes the answer.
+    FirstLine(&'a str),
+    /// A reply whose text is joined from parts, by its place among the replies.
+    Reply(usize),
 }
 
 /// A reply's first non-blank line.
@@ -205,6 +229,24 @@ fn first_of_each_text(requests: &[(usize, Cow<'_, str>)]) -> Vec<usize> {
         .collect()
 }
 
+/// From each request's first request of its text (`first_of`): the requests that are their
+/// own first, in order, and for each request where its first is among them.
+fn distinct_texts(first_of: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let mut distinct = Vec::new();
+    let mut distinct_of: Vec<usize> = Vec::with_capacity(first_of.len());
+    for (k, &f) in first_of.iter().enumerate() {
+        // A first comes before its repeats, so its place is already known.
+        let d = if f == k {
+            distinct.push(k);
+            distinct.len() - 1
+        } else {
+            distinct_of[f]
+        };
+        distinct_of.push(d);
+    }
+    (distinct, distinct_of)
+}
+
 /// Every request's sentences as byte ranges of its text, all in one list: request `k`'s are
 /// `ranges[of[k]]` (two allocations for a span's thousands of requests). A repeated text's
 /// request shares its first request's ranges.
@@ -215,12 +257,11 @@ struct RequestSentences {
 }
 
 impl RequestSentences {
-    /// Every request's sentences, each distinct text split once (`first_of` from
-    /// [`first_of_each_text`], `distinct` the requests that are their own first), a long
-    /// span's on several threads (every section that reads the user's words needs them;
-    /// splitting `synth_100k`'s repeats was 5% of its pass's instructions, callgrind, issue
-    /// #17).
-    fn of(requests: &[(usize, Cow<'_, str>)], first_of: &[usize], distinct: &[usize]) -> Self {
+    /// Every request's sentences, each distinct text split once (`distinct` the requests
+    /// that are their own first, `distinct_of` from [`distinct_texts`]), a long span's on
+    /// several threads (every section that reads the user's words needs them; splitting
+    /// `synth_100k`'s repeats was 5% of its pass's instructions, callgrind, issue #17).
+    fn of(requests: &[(usize, Cow<'_, str>)], distinct_of: &[usize], distinct: &[usize]) -> Self {
         let parts = in_ranges(distinct.len(), |range| {
             let mut part = RequestSentences::default();
             for &k in &distinct[range] {
@@ -237,12 +278,7 @@ impl RequestSentences {
             own.extend(part.of.iter().map(|at| at.start + base..at.end + base));
             ranges.extend(part.ranges);
         }
-        // Request k's ranges: its first request's, which is the `d`th distinct one.
-        let mut nth = vec![0; requests.len()];
-        for (d, &k) in distinct.iter().enumerate() {
-            nth[k] = d;
-        }
-        let of = first_of.iter().map(|&f| own[nth[f]].clone()).collect();
+        let of = distinct_of.iter().map(|&d| own[d].clone()).collect();
         RequestSentences { ranges, of }
     }
 }
