@@ -23,7 +23,7 @@ use crate::summary::Summarizer;
 use crate::summary::gate::{GateReport, check_and_repair};
 use crate::summary::ledger::TaskLedger;
 use crate::summary::redact::redact;
-use crate::summary::redacted_views::changed_span_view;
+use crate::summary::redacted_views::SpanViews;
 use crate::summary::sections;
 use crate::summary::span_calls::SpanCalls;
 use crate::tokens::{Encoding, TokenCounter};
@@ -131,9 +131,10 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
     // The span's views are built from its first message on while pruning and the tail walk
     // decide where it ends (on a long conversation, on other threads: `items_ahead`).
     let from_start = messages.get(start..).unwrap_or_default();
+    let span_views = SpanViews::default();
     let ((mut prune, plan), ahead) = items_ahead(
         from_start.len(),
-        |i| changed_span_view(&from_start[i]),
+        |i| span_views.changed(&from_start[i]),
         || {
             let (prune, plan) = prune_and_plan_tail(&ctx, start, &original);
             let n = plan.cut.saturating_sub(start);

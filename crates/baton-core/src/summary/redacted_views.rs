@@ -6,11 +6,13 @@
 //! threads (`crate::split_work`).
 
 use super::message_list::MessageList;
-use super::redact::{redact_view, redact_view_text};
+use super::redact::{redact, redact_view, redact_view_text};
 use super::view::{ViewLimits, message_view};
-use crate::message::{Message, Role};
+use crate::message::{Content, Message, Role};
 use crate::split_work::in_ranges;
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::sync::{Mutex, MutexGuard};
 
 /// Each message of `turns` cut to `limits` and redacted, in order; borrowed wherever the view
 /// is the message itself.
@@ -53,6 +55,54 @@ pub(crate) fn changed_span_view(message: &Message) -> Option<Box<Message>> {
         return changed(view);
     }
     changed(redact_view_text(view))
+}
+
+/// [`changed_span_view`] for the messages of one pass, which tells whether a user's text
+/// holds a secret once per distinct text. A long session repeats its requests (`synth_100k`:
+/// 24,780 user messages, 2,681 distinct texts), and scanning each for secrets was a tenth of
+/// the pass's instructions (callgrind, issue #17). The verdicts are shared by the threads
+/// that build the views, behind a lock taken twice per user message at most.
+#[derive(Default)]
+pub(crate) struct SpanViews<'a> {
+    holds_secret: Mutex<FxHashMap<&'a str, bool>>,
+}
+
+impl<'a> SpanViews<'a> {
+    /// The view [`changed_span_view`] gives of `message`.
+    pub(crate) fn changed(&self, message: &'a Message) -> Option<Box<Message>> {
+        let view = message_view(message, ViewLimits::EXTRACTIVE);
+        if matches!(message.role, Role::Tool | Role::Assistant) {
+            return changed(view);
+        }
+        // A whole text alone (no reasoning beside it) is redacted only if it holds a secret.
+        if let Cow::Borrowed(m) = view
+            && m.reasoning.is_empty()
+            && let Some(Content::Text(text)) = &m.content
+            && !self.holds_secret(text)
+        {
+            return None;
+        }
+        changed(redact_view_text(view))
+    }
+
+    /// Whether redacting `text` changes it: found unless found before (outside the lock, so
+    /// two threads may both scan a text the first time they meet it; they agree).
+    fn holds_secret(&self, text: &'a str) -> bool {
+        if let Some(&known) = self.lock().get(text) {
+            return known;
+        }
+        let holds = matches!(redact(text), Cow::Owned(_));
+        self.lock().insert(text, holds);
+        holds
+    }
+
+    /// The verdicts, whatever a thread that panicked while holding them left: each entry is
+    /// a finished verdict.
+    fn lock(&self) -> MutexGuard<'_, FxHashMap<&'a str, bool>> {
+        self.holds_secret
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 fn changed(view: Cow<'_, Message>) -> Option<Box<Message>> {
@@ -102,5 +152,42 @@ mod tests {
         assert!(std::ptr::eq(s[last], &messages[last]));
         assert!(s[3].text().contains("[REDACTED]"), "{}", s[3].text());
         assert!(!s.iter().any(|m| m.text().contains("sk-proj-")));
+    }
+
+    /// A pass's views of repeated user texts, some holding a secret, built on several threads
+    /// as the pass builds them, are those `changed_span_view` gives each message; each
+    /// distinct text is judged once.
+    #[test]
+    fn repeated_user_texts_get_their_own_views_and_one_verdict_per_text() {
+        let texts = [
+            "run the tests again".to_string(),
+            "use OPENAI_API_KEY=sk-proj-0001abcdefghijklmnopqrstuvwxyz0123 here".to_string(),
+            "我们修复解析器。".to_string(),
+        ];
+        let messages: Vec<Message> = (0..3 * SPLIT_FROM_ITEMS + 5)
+            .map(|i| match i % 4 {
+                0 => Message::assistant(format!("step {i}")),
+                k => Message::user(texts[k - 1].as_str()),
+            })
+            .collect();
+        let views = SpanViews::default();
+        let ((), built) = crate::split_work::items_ahead(
+            messages.len(),
+            |i| views.changed(&messages[i]),
+            || ((), messages.len()),
+        );
+        for (i, (view, m)) in built.iter().zip(&messages).enumerate() {
+            assert_eq!(view, &changed_span_view(m), "message {i}");
+        }
+        assert!(
+            built[2]
+                .as_ref()
+                .is_some_and(|v| v.text().contains("[REDACTED]"))
+        );
+        assert!(built[1].is_none() && built[3].is_none());
+        let verdicts = views.lock();
+        assert_eq!(verdicts.len(), texts.len());
+        assert_eq!(verdicts.get(texts[1].as_str()), Some(&true));
+        assert_eq!(verdicts.get(texts[0].as_str()), Some(&false));
     }
 }
