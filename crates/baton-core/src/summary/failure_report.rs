@@ -14,6 +14,12 @@ use std::sync::LazyLock;
 /// How much of a result is read.
 const HEAD_CHARS: usize = 2_000;
 
+/// What [`reads_as_failure`] reads of `output`: its first `HEAD_CHARS` characters, found
+/// without decoding them (`char_start`). Outputs with the same head read alike.
+pub fn judged_head(output: &str) -> &str {
+    crate::truncate::char_start(output, HEAD_CHARS).map_or(output, |i| &output[..i])
+}
+
 /// Words that report a failure when a line starts with them and they end there.
 const LINE_WORDS: [&[u8]; 4] = [b"error", b"fatal", b"failed", b"fail"];
 /// Python's traceback header, which needs no word end.
@@ -28,8 +34,7 @@ const PHRASE_WORDS: [&str; 4] = [
 ];
 
 pub fn reads_as_failure(output: &str) -> bool {
-    // Its first `HEAD_CHARS` characters, found without decoding them (`char_start`).
-    let head = crate::truncate::char_start(output, HEAD_CHARS).map_or(output, |i| &output[..i]);
+    let head = judged_head(output);
     is_tool_error(head) || a_line_starts_like_an_error(head) || holds_a_phrase(head)
 }
 

@@ -8,6 +8,7 @@
 pub mod exec;
 pub mod extractive;
 pub mod failure_report;
+pub(crate) mod failure_verdicts;
 pub mod gate;
 pub mod ledger;
 pub mod message_list;

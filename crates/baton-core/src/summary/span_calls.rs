@@ -9,16 +9,17 @@
 //! called on its own) builds it from the turns it has.
 
 use crate::message::Message;
-use crate::split_work::in_ranges;
+use crate::split_work::{SPLIT_FROM_ITEMS, in_ranges};
 use crate::summary::failure_report::reads_as_failure;
-use crate::summary::ledger::{PairedCall, command_failed_with, message_text, pair_tool_calls_from};
+use crate::summary::failure_verdicts::FailureVerdicts;
+use crate::summary::ledger::{PairedCall, message_text, pair_tool_calls_from};
 use crate::summary::redact::{redact, redact_arguments};
 use crate::tool_action::{self, ActionTable, Shown, ToolAction};
 use std::borrow::{Borrow, Cow};
 use std::sync::OnceLock;
 
-/// One tool call with its result text (borrowed from the turns), classified once; a command's
-/// exit status and failure are read as it is set up, any other call's failure on first use.
+/// One tool call with its result text (borrowed from the turns), classified once, its exit
+/// status and failure read as it is set up.
 ///
 /// What a summary line can show of the call is redacted here: the action's texts (a command
 /// line can carry a token), an unknown tool's arguments, and the result where it is quoted
@@ -126,19 +127,40 @@ impl<'a> SpanCall<'a> {
         let Some(text) = &self.result else {
             return false;
         };
-        *self.failed.get_or_init(|| match *self.action {
-            ToolAction::Command { .. } => command_failed_with(self.exit_code(), text),
-            _ => reads_as_failure(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")),
-        })
+        *self
+            .failed
+            .get_or_init(|| self.judge(text, reads_as_failure))
     }
 
-    /// The call with its exit status and failure read now if it is a command with a result:
-    /// the ledger reads every command's, one after another, and reading them there was a
-    /// twelfth of a 10,000-message span's single-threaded work (`perf record`, issue #17);
-    /// here a long span's are read on the threads that set its calls up.
-    fn with_command_judged(self) -> Self {
-        if matches!(*self.action, ToolAction::Command { .. }) {
-            self.failed();
+    /// [`Self::failed`] of a call whose result is `text`, with `reads` telling whether a text
+    /// reads as a failure.
+    fn judge<'t>(&self, text: &'t str, reads: impl FnOnce(&'t str) -> bool) -> bool {
+        match *self.action {
+            ToolAction::Command { .. } => match self.exit_code() {
+                Some(code) => code != 0,
+                None => reads(text),
+            },
+            _ => reads(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")),
+        }
+    }
+
+    /// The call with its exit status and failure read now, on the threads that set a long
+    /// span's calls up: the ledger reads every command's, one after another (reading them
+    /// there was a twelfth of a 10,000-message span's single-threaded work, `perf record`,
+    /// issue #17), and the summary's blockers every call's. A result borrowed from the turns
+    /// is read through `verdicts` when given, once per distinct text.
+    fn judged(self, verdicts: Option<&FailureVerdicts<'a>>) -> Self {
+        match (&self.result, verdicts) {
+            (Some(Cow::Borrowed(text)), Some(verdicts)) => {
+                let text: &'a str = text;
+                let failed = self.judge(text, |t| verdicts.reads_as_failure(t));
+                // Just set up, so not judged yet.
+                let _ = self.failed.set(failed);
+            }
+            (Some(_), _) => {
+                self.failed();
+            }
+            (None, _) => {}
         }
         self
     }
@@ -192,12 +214,16 @@ impl<'a> SpanCalls<'a> {
         turns: &'a [M],
         actions: Option<&'a ActionTable<'a>>,
     ) -> Self {
+        // A short span's results are judged each on its own: it repeats few of them, and
+        // keeping the verdicts cost more than it saved (a real session: 1.5% more
+        // instructions, callgrind, issue #17).
+        let verdicts = (turns.len() >= SPLIT_FROM_ITEMS).then(FailureVerdicts::default);
         let calls = in_ranges(turns.len(), |range| {
             let mut pairs = Vec::new();
             pair_tool_calls_from(turns, range, &mut pairs);
             pairs
                 .iter()
-                .map(|pair| SpanCall::new(pair, actions).with_command_judged())
+                .map(|pair| SpanCall::new(pair, actions).judged(verdicts.as_ref()))
                 .collect::<Vec<_>>()
         })
         .into_iter()
@@ -220,6 +246,7 @@ impl<'a> SpanCalls<'a> {
 mod tests {
     use super::*;
     use crate::message::ToolCall;
+    use crate::summary::ledger::command_failed_with;
 
     fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
         ToolCall::function(id, name, arguments)
@@ -250,15 +277,15 @@ mod tests {
         let calls = calls.as_slice();
         assert_eq!(calls.len(), 4);
         let command = |c: &SpanCall<'_>| matches!(*c.action, ToolAction::Command { .. });
-        // Commands with results are judged as they are set up (on the threads that set them
-        // up), anything else only when asked.
+        // Calls with results are judged as they are set up (on the threads that set them up);
+        // only a command's exit status is read.
         let judged: Vec<(bool, bool)> = calls
             .iter()
             .map(|c| (c.failed.get().is_some(), c.exit_code.get().is_some()))
             .collect();
         assert_eq!(
             judged,
-            [(true, true), (false, false), (true, true), (false, false)]
+            [(true, true), (true, false), (true, true), (false, false)]
         );
         // A command with a non-zero exit status failed.
         assert!(command(&calls[0]));
@@ -281,6 +308,51 @@ mod tests {
                 c.result.is_some() && command_failed_with(tool_action::exit_code(text), text);
             assert_eq!(c.failed(), expected, "{}", c.arguments);
         }
+    }
+
+    /// A span long enough to be set up on several threads, whose results repeat (failing and
+    /// not, commands with and without an exit status, reads whose first line is or is not an
+    /// error): every call's judgement is the one reading its own result gives.
+    #[test]
+    fn repeated_results_judged_through_shared_verdicts_are_each_calls_own() {
+        let results = [
+            ("Bash", "error: could not compile\nmore"),
+            ("Bash", "all 12 tests passed"),
+            ("Bash", "fine\nexit code: 2"),
+            ("Read", "fn main() {}\nerror: only on a later line"),
+            ("Read", "Error: file not found"),
+        ];
+        let mut turns = Vec::new();
+        for i in 0..3 * crate::split_work::SPLIT_FROM_ITEMS {
+            let (name, result) = results[i % results.len()];
+            let id = format!("c{i}");
+            let arguments = if name == "Bash" {
+                format!(r#"{{"command":"make {}"}}"#, i % 7)
+            } else {
+                format!(r#"{{"file_path":"src/f{}.rs"}}"#, i % 7)
+            };
+            turns.push(Message::assistant_tool_calls(vec![call(
+                &id, name, &arguments,
+            )]));
+            turns.push(Message::tool(id, result));
+        }
+        let calls = SpanCalls::new(&turns, None);
+        let calls = calls.as_slice();
+        assert_eq!(calls.len(), turns.len() / 2);
+        let mut failures = 0;
+        for c in calls {
+            let text = c.result.as_deref().unwrap();
+            let expected = match *c.action {
+                ToolAction::Command { .. } => {
+                    command_failed_with(tool_action::exit_code(text), text)
+                }
+                _ => reads_as_failure(text.lines().find(|l| !l.trim().is_empty()).unwrap()),
+            };
+            assert_eq!(c.failed(), expected, "{}: {text}", c.name);
+            failures += usize::from(expected);
+        }
+        // The compile error, the exit status 2 and the read error fail; the others do not.
+        assert_eq!(failures, 3 * calls.len() / results.len());
     }
 
     /// The arguments are read as written, and what a summary line can show of a call comes
