@@ -400,6 +400,35 @@ mod tests {
         assert!(given.contains("cargo test"), "{given}");
     }
 
+    /// Of many distinct failures the blockers list the newest, in order, and count the
+    /// others as omitted; a failure whose command later succeeded is neither.
+    #[test]
+    fn blockers_list_the_newest_failures_and_count_the_older() {
+        let mut turns = vec![Message::user("Make the suite pass.")];
+        let n = 12;
+        for i in 0..n {
+            let id = format!("t{i}");
+            let command = format!(r#"{{"command":"make step{i}"}}"#);
+            turns.push(calls(&[(id.as_str(), "Bash", command.as_str())]));
+            turns.push(Message::tool(
+                id,
+                format!("Exit code 2\nerror: step {i} broke"),
+            ));
+        }
+        // The oldest failure's command passes at the end: it is no blocker.
+        turns.push(calls(&[("again", "Bash", r#"{"command":"make step0"}"#)]));
+        turns.push(Message::tool("again", "Exit code 0\nok"));
+        let out = summarize(&turns, &observed(&turns), None, 10_000);
+        let blocked = body(&out, sections::BLOCKED);
+        let expected: Vec<String> = (n - MAX_BLOCKERS..n)
+            .map(|i| format!("- `make step{i}` → error: step {i} broke"))
+            .collect();
+        let omitted = n - 1 - MAX_BLOCKERS;
+        let mut lines = vec![format!("… {omitted} earlier errors omitted")];
+        lines.extend(expected);
+        assert_eq!(blocked, lines.join("\n"));
+    }
+
     #[test]
     fn sections_are_filled_from_the_transcript() {
         let turns = transcript();

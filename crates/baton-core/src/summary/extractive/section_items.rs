@@ -246,11 +246,18 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
         .collect();
     let mut succeeded_later = rustc_hash::FxHashSet::<Cow<'_, str>>::default();
     let mut items: Vec<String> = Vec::new();
+    // The list keeps the newest failures: walking back from the newest, a failure past them
+    // is counted, not written (writing one redacts its result).
+    let mut older = 0;
     for (call, judged) in span.calls.iter().zip(judged).rev() {
         match judged {
             Judged::Failed { label } if !succeeded_later.contains(&label) => {
-                let error = error_line(call.quoted_result().unwrap_or_default());
-                items.push(format!("{label} → {error}"));
+                if items.len() < MAX_BLOCKERS {
+                    let error = error_line(call.quoted_result().unwrap_or_default());
+                    items.push(format!("{label} → {error}"));
+                } else {
+                    older += 1;
+                }
             }
             Judged::Answered { key } if asked.contains(&key) => {
                 succeeded_later.insert(call.label());
@@ -269,7 +276,9 @@ pub(super) fn blockers(span: &Span<'_>, ledger: &TaskLedger) -> Bullets {
             error_line(&f.error)
         ));
     }
-    Bullets::new(items, "errors", "None seen in the compacted span.").capped(MAX_BLOCKERS)
+    let mut bullets = Bullets::new(items, "errors", "None seen in the compacted span.");
+    bullets.dropped += older;
+    bullets
 }
 
 /// What the blockers section needs of a call, read on the thread that judges it.
