@@ -10,8 +10,8 @@
 
 use super::bullets::Bullets;
 use crate::split_work::in_ranges;
-use rustc_hash::{FxHashMap, FxHashSet};
-use std::hash::Hash;
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use std::hash::{BuildHasher, Hash};
 
 /// Between a question and its answer in a resolved line.
 pub(super) const ANSWERED: &str = " → answered: ";
@@ -24,11 +24,11 @@ pub(super) const ANSWERED: &str = " → answered: ";
 /// `answer_key(at)` tells what the answer at `at` is built from: equal keys must mean equal
 /// answers, so that a question asked again with an equal key is the same line again, known
 /// without building it.
-pub(super) fn resolved_questions<K: Hash + Eq>(
+pub(super) fn resolved_questions<K: Hash + Eq + Send + Sync>(
     carried: Vec<String>,
     asked: Vec<(&str, usize)>,
     max: usize,
-    answer_key: impl Fn(usize) -> K,
+    answer_key: impl Fn(usize) -> K + Sync,
     line: impl Fn(&str, usize) -> String + Sync,
 ) -> Bullets {
     let entries = distinct_entries(carried, asked, answer_key, &line);
@@ -66,10 +66,10 @@ enum Fate {
 }
 
 /// The list's distinct lines in order, those that cannot equal another left unbuilt.
-fn distinct_entries<'q, K: Hash + Eq>(
+fn distinct_entries<'q, K: Hash + Eq + Send + Sync>(
     carried: Vec<String>,
     asked: Vec<(&'q str, usize)>,
-    answer_key: impl Fn(usize) -> K,
+    answer_key: impl Fn(usize) -> K + Sync,
     line: &(impl Fn(&str, usize) -> String + Sync),
 ) -> Vec<Entry<'q>> {
     // Lines with different questions differ unless a question holds the separator (one
@@ -91,21 +91,44 @@ fn distinct_entries<'q, K: Hash + Eq>(
     };
     // A long session asks its questions again and again, answered alike (`synth_100k`: 13,607
     // questions); building each line to find it listed already was a tenth of the pass's
-    // instructions (callgrind, issue #17).
-    let mut answered: FxHashSet<(&str, K)> = FxHashSet::default();
-    let fates: Vec<Fate> = asked
+    // instructions (callgrind, issue #17). Each question's answer key is taken and hashed with
+    // it on several threads (finding the answering reply's first line and hashing it was most
+    // of the list's time on one thread), then grouped here by hash, a pair compared only with
+    // the first its hash found (a collision leaves a pair built).
+    let keyed: Vec<Option<(K, u64)>> = in_ranges(asked.len(), |range| {
+        asked[range]
+            .iter()
+            .map(|&(q, at)| {
+                (!alone(q)).then(|| {
+                    let key = answer_key(at);
+                    let hash = FxBuildHasher.hash_one((q, &key));
+                    (key, hash)
+                })
+            })
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut first_with: FxHashMap<u64, usize> = FxHashMap::default();
+    let fates: Vec<Fate> = keyed
         .iter()
-        .map(|&(q, at)| {
-            if alone(q) {
-                Fate::Alone
-            } else if answered.insert((q, answer_key(at))) {
-                Fate::Built
-            } else {
+        .enumerate()
+        .map(|(k, keyed_k)| {
+            let Some((key, hash)) = keyed_k else {
+                return Fate::Alone;
+            };
+            let f = *first_with.entry(*hash).or_insert(k);
+            let same_pair =
+                || asked[f].0 == asked[k].0 && keyed[f].as_ref().is_some_and(|(kf, _)| kf == key);
+            if f != k && same_pair() {
                 Fate::Repeat
+            } else {
+                Fate::Built
             }
         })
         .collect();
-    drop((askings, answered));
+    drop((askings, first_with, keyed));
     // The lines to compare, a long list's on several threads: each reads (and redacts) the
     // reply that answered its question.
     let lines = in_ranges(asked.len(), |range| {
