@@ -23,6 +23,7 @@ use std::sync::LazyLock;
 mod blockers;
 mod bullets;
 mod cue_words;
+mod first_equal;
 mod label_key;
 mod resolved;
 mod section_items;

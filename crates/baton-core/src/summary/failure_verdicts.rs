@@ -6,40 +6,20 @@
 //! it read, shared by the threads that set a span's calls up.
 
 use crate::summary::failure_report::{judged_head, reads_as_failure};
-use rustc_hash::FxHashMap;
-use std::sync::{Mutex, MutexGuard};
+use crate::summary::text_memo::TextMemo;
 
 /// [`reads_as_failure`] of the texts of one span, each distinct head read once.
 #[derive(Default)]
 pub(crate) struct FailureVerdicts<'a> {
-    known: Mutex<FxHashMap<&'a str, bool>>,
+    by_head: TextMemo<'a, bool>,
 }
 
 impl<'a> FailureVerdicts<'a> {
     /// `reads_as_failure(text)`, read unless a text with the same head was (the verdict reads
-    /// the head only). Read outside the lock, so two threads may both read a text the first
-    /// time they meet it; they agree.
+    /// the head only).
     pub(crate) fn reads_as_failure(&self, text: &'a str) -> bool {
-        let head = judged_head(text);
-        if let Some(&known) = self.lock().get(head) {
-            return known;
-        }
-        let failed = reads_as_failure(head);
-        self.lock().insert(head, failed);
-        failed
-    }
-
-    /// The verdicts, whatever a thread that panicked while holding them left: each entry is
-    /// a finished verdict.
-    fn lock(&self) -> MutexGuard<'_, FxHashMap<&'a str, bool>> {
-        self.known
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.lock().len()
+        self.by_head
+            .get_or_work(judged_head(text), reads_as_failure)
     }
 }
 
@@ -70,6 +50,6 @@ mod tests {
                 "{text:.40}"
             );
         }
-        assert_eq!(verdicts.len(), 4);
+        assert_eq!(verdicts.by_head.len(), 4);
     }
 }

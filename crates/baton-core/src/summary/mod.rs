@@ -19,6 +19,7 @@ pub mod reject;
 pub mod sections;
 pub mod sentences;
 pub mod span_calls;
+pub(crate) mod text_memo;
 pub mod view;
 
 use crate::message::Message;

@@ -7,12 +7,11 @@
 
 use super::message_list::MessageList;
 use super::redact::{redact, redact_view, redact_view_text};
+use super::text_memo::TextMemo;
 use super::view::{ViewLimits, message_view};
 use crate::message::{Content, Message, Role};
 use crate::split_work::in_ranges;
-use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::sync::{Mutex, MutexGuard};
 
 /// Each message of `turns` cut to `limits` and redacted, in order; borrowed wherever the view
 /// is the message itself.
@@ -50,59 +49,45 @@ pub(crate) fn changed_view(message: &Message, limits: ViewLimits) -> Option<Box<
 /// is scanned whole here: a result is measured and judged, and quoted only when its call
 /// failed; a reply is quoted only after a question or as the span's last.
 pub(crate) fn changed_span_view(message: &Message) -> Option<Box<Message>> {
-    let view = message_view(message, ViewLimits::EXTRACTIVE);
-    if matches!(message.role, Role::Tool | Role::Assistant) {
-        return changed(view);
-    }
-    changed(redact_view_text(view))
+    span_view(message, None)
 }
 
 /// [`changed_span_view`] for the messages of one pass, which tells whether a user's text
 /// holds a secret once per distinct text. A long session repeats its requests (`synth_100k`:
 /// 24,780 user messages, 2,681 distinct texts), and scanning each for secrets was a tenth of
 /// the pass's instructions (callgrind, issue #17). The verdicts are shared by the threads
-/// that build the views, behind a lock taken twice per user message at most.
+/// that build the views.
 #[derive(Default)]
 pub(crate) struct SpanViews<'a> {
-    holds_secret: Mutex<FxHashMap<&'a str, bool>>,
+    holds_secret: TextMemo<'a, bool>,
 }
 
 impl<'a> SpanViews<'a> {
     /// The view [`changed_span_view`] gives of `message`.
     pub(crate) fn changed(&self, message: &'a Message) -> Option<Box<Message>> {
-        let view = message_view(message, ViewLimits::EXTRACTIVE);
-        if matches!(message.role, Role::Tool | Role::Assistant) {
-            return changed(view);
-        }
-        // A whole text alone (no reasoning beside it) is redacted only if it holds a secret.
-        if let Cow::Borrowed(m) = view
-            && m.reasoning.is_empty()
-            && let Some(Content::Text(text)) = &m.content
-            && !self.holds_secret(text)
-        {
-            return None;
-        }
-        changed(redact_view_text(view))
+        span_view(message, Some(&self.holds_secret))
     }
+}
 
-    /// Whether redacting `text` changes it: found unless found before (outside the lock, so
-    /// two threads may both scan a text the first time they meet it; they agree).
-    fn holds_secret(&self, text: &'a str) -> bool {
-        if let Some(&known) = self.lock().get(text) {
-            return known;
-        }
-        let holds = matches!(redact(text), Cow::Owned(_));
-        self.lock().insert(text, holds);
-        holds
+/// [`changed_span_view`], a whole user text alone (no reasoning beside it) judged through
+/// `verdicts` when given: redacted only if it holds a secret.
+fn span_view<'m>(
+    message: &'m Message,
+    verdicts: Option<&TextMemo<'m, bool>>,
+) -> Option<Box<Message>> {
+    let view = message_view(message, ViewLimits::EXTRACTIVE);
+    if matches!(message.role, Role::Tool | Role::Assistant) {
+        return changed(view);
     }
-
-    /// The verdicts, whatever a thread that panicked while holding them left: each entry is
-    /// a finished verdict.
-    fn lock(&self) -> MutexGuard<'_, FxHashMap<&'a str, bool>> {
-        self.holds_secret
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    if let Some(verdicts) = verdicts
+        && let Cow::Borrowed(m) = view
+        && m.reasoning.is_empty()
+        && let Some(Content::Text(text)) = &m.content
+        && !verdicts.get_or_work(text, |t| matches!(redact(t), Cow::Owned(_)))
+    {
+        return None;
     }
+    changed(redact_view_text(view))
 }
 
 fn changed(view: Cow<'_, Message>) -> Option<Box<Message>> {
@@ -185,9 +170,9 @@ mod tests {
                 .is_some_and(|v| v.text().contains("[REDACTED]"))
         );
         assert!(built[1].is_none() && built[3].is_none());
-        let verdicts = views.lock();
+        let verdicts = &views.holds_secret;
         assert_eq!(verdicts.len(), texts.len());
-        assert_eq!(verdicts.get(texts[1].as_str()), Some(&true));
-        assert_eq!(verdicts.get(texts[0].as_str()), Some(&false));
+        assert_eq!(verdicts.get(&texts[1]), Some(true));
+        assert_eq!(verdicts.get(&texts[0]), Some(false));
     }
 }

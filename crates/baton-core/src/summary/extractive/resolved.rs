@@ -9,9 +9,10 @@
 //! and built only if it is among the newest.
 
 use super::bullets::Bullets;
+use super::first_equal::first_equal;
 use crate::split_work::in_ranges;
-use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
-use std::hash::{BuildHasher, Hash};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::hash::Hash;
 
 /// Between a question and its answer in a resolved line.
 pub(super) const ANSWERED: &str = " → answered: ";
@@ -24,7 +25,7 @@ pub(super) const ANSWERED: &str = " → answered: ";
 /// `answer_key(at)` tells what the answer at `at` is built from: equal keys must mean equal
 /// answers, so that a question asked again with an equal key is the same line again, known
 /// without building it.
-pub(super) fn resolved_questions<K: Hash + Eq + Send + Sync>(
+pub(super) fn resolved_questions<K: Hash + Eq + Send>(
     carried: Vec<String>,
     asked: Vec<(&str, usize)>,
     max: usize,
@@ -66,7 +67,7 @@ enum Fate {
 }
 
 /// The list's distinct lines in order, those that cannot equal another left unbuilt.
-fn distinct_entries<'q, K: Hash + Eq + Send + Sync>(
+fn distinct_entries<'q, K: Hash + Eq + Send>(
     carried: Vec<String>,
     asked: Vec<(&'q str, usize)>,
     answer_key: impl Fn(usize) -> K + Sync,
@@ -91,44 +92,24 @@ fn distinct_entries<'q, K: Hash + Eq + Send + Sync>(
     };
     // A long session asks its questions again and again, answered alike (`synth_100k`: 13,607
     // questions); building each line to find it listed already was a tenth of the pass's
-    // instructions (callgrind, issue #17). Each question's answer key is taken and hashed with
-    // it on several threads (finding the answering reply's first line and hashing it was most
-    // of the list's time on one thread), then grouped here by hash, a pair compared only with
-    // the first its hash found (a collision leaves a pair built).
-    let keyed: Vec<Option<(K, u64)>> = in_ranges(asked.len(), |range| {
-        asked[range]
-            .iter()
-            .map(|&(q, at)| {
-                (!alone(q)).then(|| {
-                    let key = answer_key(at);
-                    let hash = FxBuildHasher.hash_one((q, &key));
-                    (key, hash)
-                })
-            })
-            .collect::<Vec<_>>()
-    })
-    .into_iter()
-    .flatten()
-    .collect();
-    let mut first_with: FxHashMap<u64, usize> = FxHashMap::default();
-    let fates: Vec<Fate> = keyed
+    // instructions (callgrind, issue #17). A question asked before and answered from an equal
+    // key is that line again; its key taken and hashed on the threads ([`first_equal`]:
+    // finding the answering reply's first line and hashing it was most of the list's time on
+    // one thread).
+    let firsts = first_equal(asked.len(), |k| {
+        let (q, at) = asked[k];
+        (!alone(q)).then(|| (q, answer_key(at)))
+    });
+    let fates: Vec<Fate> = firsts
         .iter()
         .enumerate()
-        .map(|(k, keyed_k)| {
-            let Some((key, hash)) = keyed_k else {
-                return Fate::Alone;
-            };
-            let f = *first_with.entry(*hash).or_insert(k);
-            let same_pair =
-                || asked[f].0 == asked[k].0 && keyed[f].as_ref().is_some_and(|(kf, _)| kf == key);
-            if f != k && same_pair() {
-                Fate::Repeat
-            } else {
-                Fate::Built
-            }
+        .map(|(k, first)| match first {
+            None => Fate::Alone,
+            Some(f) if *f == k => Fate::Built,
+            Some(_) => Fate::Repeat,
         })
         .collect();
-    drop((askings, first_with, keyed));
+    drop((askings, firsts));
     // The lines to compare, a long list's on several threads: each reads (and redacts) the
     // reply that answered its question.
     let lines = in_ranges(asked.len(), |range| {

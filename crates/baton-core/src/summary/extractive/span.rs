@@ -2,10 +2,11 @@
 //! classified once with its result, and how a call reads in a summary line.
 
 // The limits, wordings and patterns every part of the summarizer shares.
+use super::first_equal::first_equal;
 use super::*;
 use crate::summary::redact::{redact, redact_text};
 use crate::summary::sentences::sentence_ranges;
-use std::hash::BuildHasher;
+use crate::summary::text_memo::TextMemo;
 use std::ops::Range;
 
 /// What the span says, gathered once.
@@ -27,9 +28,13 @@ pub(super) struct Span<'a> {
     /// The line each reply shows as an answer ([`Span::answer_after`]), built once it is asked
     /// for (`OnceLock`s: the sections run on two threads).
     answers: Vec<std::sync::OnceLock<String>>,
-    /// The answer lines built so far, by the first line they were built from: replies that
-    /// open with the same line show the same answer, built once (see [`AnswerLines`]).
-    answer_lines: AnswerLines<'a>,
+    /// The answer lines built so far, by the first line they were built from, shared by the
+    /// threads that build them: replies that open with the same line show the same answer,
+    /// built once. A long session repeats its replies (`synth_100k`: 47,144 assistant
+    /// messages, 3,509 distinct texts), and building the line of each of its 12,327
+    /// answering replies was an eighth of the pass's instructions (callgrind, issue #17),
+    /// nearly all of it redacting and flattening lines already built.
+    answer_lines: TextMemo<'a, String>,
     /// The span's calls: the pass's own list when it has one (the ledger read the same
     /// calls), else built here.
     pub(super) calls: Cow<'a, [SpanCall<'a>]>,
@@ -72,7 +77,7 @@ impl<'a> Span<'a> {
             distinct_of,
             requests,
             answers: replies.iter().map(|_| std::sync::OnceLock::new()).collect(),
-            answer_lines: AnswerLines::default(),
+            answer_lines: TextMemo::default(),
             replies,
             calls,
         }
@@ -143,7 +148,7 @@ impl<'a> Span<'a> {
                 // Joined from parts: nothing of the span's to key it by.
                 Cow::Owned(text) => return answer_line(first_line(&text)),
             };
-            self.answer_lines.of(first)
+            self.answer_lines.get_or_work(first, answer_line)
         }))
     }
 }
@@ -168,64 +173,14 @@ fn answer_line(first: &str) -> String {
     one_line(&redact(first), LINE_MAX_CHARS)
 }
 
-/// Answer lines by the first line they are built from, shared by the threads that build
-/// them. A long session repeats its replies (`synth_100k`: 47,144 assistant messages, 3,509
-/// distinct texts), and building the line of each of its 12,327 answering replies was an
-/// eighth of the pass's instructions (callgrind, issue #17), nearly all of it redacting and
-/// flattening lines already built.
-#[derive(Default)]
-struct AnswerLines<'a> {
-    built: std::sync::Mutex<rustc_hash::FxHashMap<&'a str, String>>,
-}
-
-impl<'a> AnswerLines<'a> {
-    /// The answer line of `first`: built unless already built. Built outside the lock, so
-    /// two threads may both build a line the first time they meet it; the lines are equal.
-    fn of(&self, first: &'a str) -> String {
-        let found = self.lock().get(first).cloned();
-        found.unwrap_or_else(|| {
-            let line = answer_line(first);
-            self.lock().insert(first, line.clone());
-            line
-        })
-    }
-
-    /// The map, whatever a thread that panicked while holding it left in it: every entry is
-    /// a finished line.
-    fn lock(&self) -> std::sync::MutexGuard<'_, rustc_hash::FxHashMap<&'a str, String>> {
-        self.built
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
 /// For each request, the first request with the same text (itself when none before has it).
 /// A long session repeats its requests (`synth_100k`: 24,780 user messages, 2,681 distinct
-/// texts), far apart, so a thread's range of them holds few repeats: the texts are hashed on
-/// several threads and grouped here, a text compared only with the one its hash found (a
-/// collision leaves the text its own first).
+/// texts), far apart ([`first_equal`]).
 fn first_of_each_text(requests: &[(usize, Cow<'_, str>)]) -> Vec<usize> {
-    let hashes = in_ranges(requests.len(), |range| {
-        requests[range]
-            .iter()
-            .map(|(_, text)| rustc_hash::FxBuildHasher.hash_one(&**text))
-            .collect::<Vec<u64>>()
-    });
-    let mut first: rustc_hash::FxHashMap<u64, usize> = Default::default();
-    first.reserve(requests.len());
-    hashes
+    first_equal(requests.len(), |k| Some(&*requests[k].1))
         .into_iter()
-        .flatten()
         .enumerate()
-        .map(|(k, hash)| {
-            let f = *first.entry(hash).or_insert(k);
-            // A text's first is itself: compared only when the hash found another.
-            if f == k || requests[f].1 == requests[k].1 {
-                f
-            } else {
-                k
-            }
-        })
+        .map(|(k, first)| first.unwrap_or(k))
         .collect()
 }
 
@@ -537,8 +492,7 @@ mod tests {
         assert!(answers.iter().all(|a| !a.contains(key)));
         // Four distinct first lines among five replies (a line is taken as written: "  The
         // build…" indented is another line than "The build…").
-        let built = span.answer_lines.lock();
-        assert_eq!(built.len(), 4, "{:?}", built.keys());
+        assert_eq!(span.answer_lines.len(), 4);
         // No reply after the last question: no answer.
         assert!(span.answer_after(2 * openings.len()).is_none());
     }
