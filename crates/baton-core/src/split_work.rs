@@ -11,8 +11,11 @@
 //! views: 8–14 ms with the pool, 8.1–9.7 ms with fresh threads, 13.6 ms on one thread).
 
 use std::ops::Range;
-use std::sync::LazyLock;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::thread::ScopedJoinHandle;
+use std::time::{Duration, Instant};
 
 /// Spans with fewer items are worked on the calling thread.
 pub(crate) const SPLIT_FROM_ITEMS: usize = 1_000;
@@ -38,20 +41,22 @@ pub(crate) fn in_ranges<R: Send>(len: usize, work: impl Fn(Range<usize>) -> R + 
     done.into_iter().map(|(_, result)| result).collect()
 }
 
-/// `work(shard, shards)` for each of `shards` shards, on one thread per shard, where
-/// `shards` is the thread count `len` items repay (1 below [`SPLIT_FROM_ITEMS`]); the results
-/// in shard order.
+/// `work(shard, shards)` for each of `shards` shards, where `shards` is 1 below
+/// [`SPLIT_FROM_ITEMS`] items (`len`) and else [`SHARDS_PER_THREAD`] for each thread they
+/// repay; the threads take the shards as they come free. The results in shard order.
 ///
 /// For work whose items must be grouped by something other than their position: each shard
-/// reads every item and keeps those that fall to it (equal calls to one shard, so each is
-/// classified once, `tool_action::table`).
+/// picks out the items that fall to it (equal calls to one shard, so each is classified
+/// once, `tool_action::table`). More shards than threads, so a thread that starts late, or
+/// shares its core with another process, takes fewer of them instead of being waited for.
 pub(crate) fn in_shards<R: Send>(len: usize, work: impl Fn(usize, usize) -> R + Sync) -> Vec<R> {
-    let shards = threads_for(len);
-    if shards <= 1 {
+    let threads = threads_for(len);
+    if threads <= 1 {
         return vec![work(0, 1)];
     }
+    let shards = threads * SHARDS_PER_THREAD;
     let ((), done) = ranges_on_threads(
-        shards,
+        threads,
         1,
         shards,
         |r| work(r.start, shards),
@@ -59,6 +64,10 @@ pub(crate) fn in_shards<R: Send>(len: usize, work: impl Fn(usize, usize) -> R + 
     );
     done.into_iter().map(|(_, result)| result).collect()
 }
+
+/// Shards per thread for [`in_shards`]: each shard's picking reads every item's key, so
+/// few; enough that the threads end close together when one starts late.
+const SHARDS_PER_THREAD: usize = 4;
 
 /// `item(i)` for each `i` in `0..n`, where `n ≤ len` is only known once `decide` returns it:
 /// on a long enough list ([`SPLIT_FROM_ITEMS`]) other threads start on the items from the
@@ -92,6 +101,9 @@ pub(crate) fn items_ahead<T: Send, D>(
     (decided, items)
 }
 
+/// What a helper hands back: the ranges it worked and their results, or its panic.
+type Returned<R> = std::thread::Result<Vec<(usize, R)>>;
+
 /// The ranges of `step` items that `threads` threads (the caller one of them) take from a
 /// shared counter and give to `work`, with their starts, in order. The other threads start at
 /// once; the caller first runs `decide`, whose bound (at most `len`) ends the ranges from
@@ -117,17 +129,31 @@ fn ranges_on_threads<R: Send, D>(
             done.push((start, work(start..(start + step).min(bound))));
         }
     };
+    // The helpers hand their ranges back through `returned` rather than their join handles:
+    // joining waits for the thread to exit (`pthread_join`), 30–40 µs after its work on the
+    // 2-vCPU VM, a dozen times a pass; the caller instead waits for the work to return.
+    let returned: Mutex<Vec<Returned<R>>> = Mutex::new(Vec::new());
     let (decided, mut done) = std::thread::scope(|scope| {
-        let take_ranges = &take_ranges;
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(take_ranges)).collect();
+        let (take_ranges, returned) = (&take_ranges, &returned);
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| {
+                scope.spawn(move || {
+                    // A panic in the work is a bug; caught here to be raised on the caller as
+                    // it would have been had the caller done that range itself.
+                    let theirs = std::panic::catch_unwind(AssertUnwindSafe(take_ranges));
+                    lock(returned).push(theirs);
+                })
+            })
+            .collect();
         let (decided, bound) = decide();
         limit.store(bound.min(len), Ordering::Relaxed);
         let mut done = take_ranges();
-        for other in others {
-            match other.join() {
+        for helper in helpers {
+            wait_for_return(helper);
+        }
+        for theirs in std::mem::take(&mut *lock(returned)) {
+            match theirs {
                 Ok(theirs) => done.extend(theirs),
-                // A panic in the work is a bug; it is raised here as it would have been had
-                // this thread done that range itself.
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
@@ -135,6 +161,51 @@ fn ranges_on_threads<R: Send, D>(
     });
     done.sort_unstable_by_key(|(start, _)| *start);
     (decided, done)
+}
+
+/// Returns once `helper`'s closure has returned. The caller has no work left meanwhile, and
+/// the helper usually returns within microseconds of it (their ranges are balanced), so the
+/// caller spins rather than sleeps: a caller asleep in `join` woke 30–40 µs after the helper
+/// was done. Past [`SPIN_FOR`] it yields its core between looks, in case the helper waits for
+/// one; past [`YIELD_FOR`] it sleeps in `join` until the helper's thread has ended.
+fn wait_for_return(helper: ScopedJoinHandle<'_, ()>) {
+    let started = Instant::now();
+    let mut waited = Duration::ZERO;
+    let mut looks = 0_u32;
+    while !helper.is_finished() {
+        looks = looks.wrapping_add(1);
+        // The clock is read every 64 looks: reading it costs more than a look.
+        if looks.is_multiple_of(64) {
+            waited = started.elapsed();
+        }
+        if waited < SPIN_FOR {
+            std::hint::spin_loop();
+        } else if waited < YIELD_FOR {
+            std::thread::yield_now();
+        } else {
+            break;
+        }
+    }
+    // A finished helper's handle is dropped, not joined: its thread is left to end on its own.
+    if !helper.is_finished()
+        && let Err(panic) = helper.join()
+    {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// How long [`wait_for_return`] spins before it yields between looks.
+const SPIN_FOR: Duration = Duration::from_micros(50);
+
+/// How long [`wait_for_return`] looks before it sleeps in `join` instead.
+const YIELD_FOR: Duration = Duration::from_millis(2);
+
+/// The helpers' returned ranges; a panic while holding the lock is impossible (it only
+/// pushes and takes), so a poisoned lock still holds whole values.
+fn lock<T>(returned: &Mutex<T>) -> MutexGuard<'_, T> {
+    returned
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The longest range [`items_ahead`] hands out: the threads must go on taking ranges after the
@@ -197,7 +268,10 @@ mod tests {
             5 * SPLIT_FROM_ITEMS,
         ] {
             let shards = in_shards(len, |shard, of| (shard, of));
-            let of = threads_for(len);
+            let of = match threads_for(len) {
+                1 => 1,
+                threads => threads * SHARDS_PER_THREAD,
+            };
             assert_eq!(
                 shards,
                 (0..of).map(|s| (s, of)).collect::<Vec<_>>(),
@@ -314,7 +388,61 @@ mod tests {
             })
         });
         assert!(other_ran.load(Ordering::SeqCst));
-        assert!(caught.is_err());
+        // The helper's own panic, not a generic one about a scoped thread.
+        let payload = caught.expect_err("the helper's range panicked");
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        assert!(message.contains("range"), "{message:?}");
+    }
+
+    /// A helper still working long after the caller is done (past the spinning and the
+    /// yielding) is waited for, and its ranges come back with the caller's.
+    #[test]
+    fn a_helper_slower_than_the_wait_spins_still_hands_back_its_ranges() {
+        if one_core() {
+            return;
+        }
+        let (caller, other_ran) = (std::thread::current().id(), AtomicBool::new(false));
+        let len = 2 * SPLIT_FROM_ITEMS;
+        let ranges = in_ranges(len, |r| {
+            if std::thread::current().id() != caller && !other_ran.swap(true, Ordering::SeqCst) {
+                std::thread::sleep(YIELD_FOR * 5);
+            }
+            r
+        });
+        let covered: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
+        assert_eq!(covered, (0..len).collect::<Vec<_>>());
+    }
+
+    /// The threads take shards as they come free: while a helper is held up in its first
+    /// shard, the caller takes all the others (with one fixed shard per thread it would have
+    /// waited, holding half).
+    #[test]
+    fn a_held_up_helper_leaves_its_shards_to_the_caller() {
+        if one_core() {
+            return;
+        }
+        let caller = std::thread::current().id();
+        let helper_started = AtomicBool::new(false);
+        let worked_by = in_shards(2 * SPLIT_FROM_ITEMS, |_, _| {
+            let here = std::thread::current().id();
+            if here != caller {
+                helper_started.store(true, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            here
+        });
+        let by_caller = worked_by.iter().filter(|&&t| t == caller).count();
+        let held_up = usize::from(helper_started.load(Ordering::SeqCst));
+        assert!(worked_by.len() > 2, "{} shards", worked_by.len());
+        assert!(
+            by_caller >= worked_by.len() - held_up * (threads_for(2 * SPLIT_FROM_ITEMS) - 1),
+            "the caller took {by_caller} of {} shards",
+            worked_by.len()
+        );
     }
 
     #[test]

@@ -112,16 +112,18 @@ impl PartialEq for CallText<'_> {
 
 impl Eq for CallText<'_> {}
 
-/// The shard of `shards` a call falls to: equal calls to the same one. Taken from the hash's
-/// middle bits, which the table's buckets (its low bits) and tags (its top seven) do not use,
-/// so one shard's calls still spread over a whole table.
-fn shard_of(call: &CallText<'_>, shards: usize) -> usize {
-    if shards <= 1 {
-        return 0;
-    }
+/// The hash of a call's text that picks its shard: equal calls have equal hashes.
+fn shard_hash(call: &CallText<'_>) -> u64 {
     let mut hasher = FxHasher::default();
     call.hash(&mut hasher);
-    ((hasher.finish() >> 32) as usize) % shards
+    hasher.finish()
+}
+
+/// The shard of `shards` a call of hash `hash` falls to. Taken from the hash's middle bits,
+/// which the table's buckets (its low bits) and tags (its top seven) do not use, so one
+/// shard's calls still spread over a whole table.
+fn shard_of(hash: u64, shards: usize) -> usize {
+    ((hash >> 32) as usize) % shards.max(1)
 }
 
 /// `a == b`, without reading them when they are the same string.
@@ -141,11 +143,14 @@ impl<'m> ActionTable<'m> {
 
     /// Every call `calls()` yields (`count` of them: name and arguments) classified, unless
     /// the table holds it already. Many calls are split over threads by their text's hash
-    /// (`split_work::in_shards`): each thread reads every call and classifies those of its
-    /// shard, so a call repeated across the span is classified once, by one thread. Parsing a
-    /// 10,000-message span's 2,949 calls on the calling thread was a sixth of its pass
-    /// (`perf record`, issue #17); split by position instead, `synth_100k`'s 2,620 distinct
-    /// calls among 28,075 would have been parsed 22,511 times.
+    /// (`split_work::in_shards`): each call's text is hashed once, and each shard picks out
+    /// the calls of its hashes and classifies them, so a call repeated across the span is
+    /// classified once, by one thread. Parsing a 10,000-message span's 2,949 calls on the
+    /// calling thread was a sixth of its pass (`perf record`, issue #17); split by position
+    /// instead, `synth_100k`'s 2,620 distinct calls among 28,075 would have been parsed 22,511
+    /// times. The shards outnumber the threads, which take them as they come free: with one
+    /// shard per thread, a thread that started late or shared its core waited for by the
+    /// other was 0.3–1.0 ms of `synth_10k`'s pass in a slow hour.
     pub fn classify_all<I>(&mut self, count: usize, calls: impl Fn() -> I + Sync)
     where
         I: Iterator<Item = (&'m str, &'m str)>,
@@ -157,15 +162,20 @@ impl<'m> ActionTable<'m> {
             }
             return;
         }
+        let hashed: Vec<(u64, CallText<'m>)> = calls()
+            .map(|(name, arguments)| {
+                let call = CallText(name, arguments);
+                (shard_hash(&call), call)
+            })
+            .collect();
         let held = &self.by_call;
         let shards = in_shards(count, |shard, shards| {
             let mut found: FxHashMap<CallText<'m>, Box<Classified>> = FxHashMap::default();
-            for (name, arguments) in calls() {
-                let call = CallText(name, arguments);
-                if shard_of(&call, shards) == shard && !held.contains_key(&call) {
+            for &(hash, call) in &hashed {
+                if shard_of(hash, shards) == shard && !held.contains_key(&call) {
                     found
                         .entry(call)
-                        .or_insert_with(|| Box::new(Classified::new(classify(name, arguments))));
+                        .or_insert_with(|| Box::new(Classified::new(classify(call.0, call.1))));
                 }
             }
             found
