@@ -1,21 +1,21 @@
-//! Independent per-message work of a long span, split over scoped threads.
+//! Independent per-message work of a long span, split over several threads.
 //!
 //! A compaction's heavy steps (cutting and redacting each message's view, deciding each old
 //! result's stub) look at one message at a time. On a long span they are split into ranges
 //! that several threads work through; on a short one the calling thread does it all, because
-//! starting a thread costs more than a few hundred messages of work (issue #17, measured on
-//! the shared inputs).
+//! handing work to another thread costs more than a few hundred messages of work (issue #17,
+//! measured on the shared inputs).
 //!
-//! Scoped threads rather than the rayon pool: on the 2-vCPU VM the project is measured on, a
-//! parked pool worker often woke too late to take any of the work (a 10,000-message span's
-//! views: 8–14 ms with the pool, 8.1–9.7 ms with fresh threads, 13.6 ms on one thread).
+//! The caller always works its share; the other threads are a small pool's workers kept
+//! awake between a pass's splits, or fresh scoped threads for a split nested in another's
+//! work (`split_work/helpers.rs` says why).
+
+mod helpers;
 
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
-use std::thread::ScopedJoinHandle;
-use std::time::{Duration, Instant};
 
 /// Spans with fewer items are worked on the calling thread.
 pub(crate) const SPLIT_FROM_ITEMS: usize = 1_000;
@@ -129,76 +129,29 @@ fn ranges_on_threads<R: Send, D>(
             done.push((start, work(start..(start + step).min(bound))));
         }
     };
-    // The helpers hand their ranges back through `returned` rather than their join handles:
-    // joining waits for the thread to exit (`pthread_join`), 30–40 µs after its work on the
-    // 2-vCPU VM, a dozen times a pass; the caller instead waits for the work to return.
+    // The helpers hand their ranges back through `returned` (`helpers::alongside` waits for
+    // their work to return, not for their threads).
     let returned: Mutex<Vec<Returned<R>>> = Mutex::new(Vec::new());
-    let (decided, mut done) = std::thread::scope(|scope| {
-        let (take_ranges, returned) = (&take_ranges, &returned);
-        let helpers: Vec<_> = (1..threads)
-            .map(|_| {
-                scope.spawn(move || {
-                    // A panic in the work is a bug; caught here to be raised on the caller as
-                    // it would have been had the caller done that range itself.
-                    let theirs = std::panic::catch_unwind(AssertUnwindSafe(take_ranges));
-                    lock(returned).push(theirs);
-                })
-            })
-            .collect();
+    let helper = || {
+        // A panic in the work is a bug; caught here to be raised on the caller as it would
+        // have been had the caller done that range itself.
+        let theirs = std::panic::catch_unwind(AssertUnwindSafe(&take_ranges));
+        lock(&returned).push(theirs);
+    };
+    let (decided, mut done) = helpers::alongside(threads - 1, &helper, || {
         let (decided, bound) = decide();
         limit.store(bound.min(len), Ordering::Relaxed);
-        let mut done = take_ranges();
-        for helper in helpers {
-            wait_for_return(helper);
-        }
-        for theirs in std::mem::take(&mut *lock(returned)) {
-            match theirs {
-                Ok(theirs) => done.extend(theirs),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        (decided, done)
+        (decided, take_ranges())
     });
+    for theirs in std::mem::take(&mut *lock(&returned)) {
+        match theirs {
+            Ok(theirs) => done.extend(theirs),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
     done.sort_unstable_by_key(|(start, _)| *start);
     (decided, done)
 }
-
-/// Returns once `helper`'s closure has returned. The caller has no work left meanwhile, and
-/// the helper usually returns within microseconds of it (their ranges are balanced), so the
-/// caller spins rather than sleeps: a caller asleep in `join` woke 30–40 µs after the helper
-/// was done. Past [`SPIN_FOR`] it yields its core between looks, in case the helper waits for
-/// one; past [`YIELD_FOR`] it sleeps in `join` until the helper's thread has ended.
-fn wait_for_return(helper: ScopedJoinHandle<'_, ()>) {
-    let started = Instant::now();
-    let mut waited = Duration::ZERO;
-    let mut looks = 0_u32;
-    while !helper.is_finished() {
-        looks = looks.wrapping_add(1);
-        // The clock is read every 64 looks: reading it costs more than a look.
-        if looks.is_multiple_of(64) {
-            waited = started.elapsed();
-        }
-        if waited < SPIN_FOR {
-            std::hint::spin_loop();
-        } else if waited < YIELD_FOR {
-            std::thread::yield_now();
-        } else {
-            break;
-        }
-    }
-    // A finished helper's handle is dropped, not joined: its thread is left to end on its own.
-    if !helper.is_finished()
-        && let Err(panic) = helper.join()
-    {
-        std::panic::resume_unwind(panic);
-    }
-}
-
-/// How long [`wait_for_return`] spins before it yields between looks.
-const SPIN_FOR: Duration = Duration::from_micros(50);
-
-/// How long [`wait_for_return`] looks before it sleeps in `join` instead.
-const YIELD_FOR: Duration = Duration::from_millis(2);
 
 /// The helpers' returned ranges; a panic while holding the lock is impossible (it only
 /// pushes and takes), so a poisoned lock still holds whole values.
@@ -222,6 +175,11 @@ fn threads_for(len: usize) -> usize {
     if len < SPLIT_FROM_ITEMS {
         return 1;
     }
+    cores()
+}
+
+/// The cores this process may use, up to [`MAX_THREADS`].
+fn cores() -> usize {
     *CORES
 }
 
@@ -409,7 +367,7 @@ mod tests {
         let len = 2 * SPLIT_FROM_ITEMS;
         let ranges = in_ranges(len, |r| {
             if std::thread::current().id() != caller && !other_ran.swap(true, Ordering::SeqCst) {
-                std::thread::sleep(YIELD_FOR * 5);
+                std::thread::sleep(std::time::Duration::from_millis(10));
             }
             r
         });
