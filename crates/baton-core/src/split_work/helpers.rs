@@ -79,20 +79,19 @@ pub(super) fn alongside<T>(
         .and_then(|pool| Reserved::workers(pool, helpers).map(|reserved| (pool, reserved)));
     match pool {
         Some((pool, reserved)) => {
-            let reserved = &reserved;
             let out = pool.in_place_scope(|scope| {
                 for _ in 0..helpers {
                     WAITING.fetch_add(1, Ordering::SeqCst);
-                    scope.spawn(move |_| {
+                    scope.spawn(|_| {
                         WAITING.fetch_sub(1, Ordering::SeqCst);
                         run_helper();
-                        reserved.release_one();
                     });
                 }
                 let out = caller();
                 wait_until_returned(&returned, helpers);
                 out
             });
+            drop(reserved);
             keep_awake(pool);
             out
         }
@@ -110,15 +109,15 @@ pub(super) fn alongside<T>(
 }
 
 /// Helpers' jobs on the pool's workers now, counted from before they are handed over to
-/// after their work: a split whose helpers would wait for a worker busy with another
+/// the end of their split: a split whose helpers would wait for a worker busy with another
 /// caller's split (a service compacting several sessions at once) gets scoped threads
 /// instead, since its caller would otherwise wait for that split to end.
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 
-/// `helpers` of the pool's workers taken for one split, given back as each job ends (or all
-/// at once if the split unwinds before they ran).
+/// `helpers` of the pool's workers taken for one split, given back when it is dropped: once
+/// the split's scope has ended (its jobs are done), or as the split unwinds.
 struct Reserved {
-    left: AtomicUsize,
+    helpers: usize,
 }
 
 impl Reserved {
@@ -129,20 +128,13 @@ impl Reserved {
             IN_FLIGHT.fetch_sub(helpers, Ordering::SeqCst);
             return None;
         }
-        Some(Reserved {
-            left: AtomicUsize::new(helpers),
-        })
-    }
-
-    fn release_one(&self) {
-        self.left.fetch_sub(1, Ordering::SeqCst);
-        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+        Some(Reserved { helpers })
     }
 }
 
 impl Drop for Reserved {
     fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(*self.left.get_mut(), Ordering::SeqCst);
+        IN_FLIGHT.fetch_sub(self.helpers, Ordering::SeqCst);
     }
 }
 

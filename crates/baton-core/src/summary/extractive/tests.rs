@@ -197,6 +197,13 @@ fn sections_are_filled_from_the_transcript() {
     assert!(files.starts_with("- src/parser.rs (read, modified)\n- tests/parser.rs (modified)"));
 }
 
+/// Each of `headings` has the same body in `summary` as in `expected`.
+fn assert_same_sections(summary: &str, expected: &str, headings: &[&str]) {
+    for heading in headings {
+        assert_eq!(body(summary, heading), body(expected, heading), "{heading}");
+    }
+}
+
 /// On a long span the sections read the span in ranges on several threads
 /// (`split_work::in_ranges`); the summary is the one a short span with the same requests
 /// and calls gives.
@@ -209,17 +216,19 @@ fn a_long_span_summarized_on_two_threads_says_what_the_short_one_says() {
     long.extend(turns.iter().cloned());
     let short = summarize(&turns, &observed(&turns), None, 10_000);
     let out = summarize(&long, &observed(&long), None, 10_000);
-    for heading in [
-        sections::CONSTRAINTS,
-        sections::KEY_DECISIONS,
-        sections::RESOLVED_QUESTIONS,
-        sections::PENDING_USER_ASKS,
-        sections::BLOCKED,
-        sections::COMPLETED_ACTIONS,
-        sections::RELEVANT_FILES,
-    ] {
-        assert_eq!(body(&out, heading), body(&short, heading), "{heading}");
-    }
+    assert_same_sections(
+        &out,
+        &short,
+        &[
+            sections::CONSTRAINTS,
+            sections::KEY_DECISIONS,
+            sections::RESOLVED_QUESTIONS,
+            sections::PENDING_USER_ASKS,
+            sections::BLOCKED,
+            sections::COMPLETED_ACTIONS,
+            sections::RELEVANT_FILES,
+        ],
+    );
     assert_eq!(
         body(&out, sections::CONSTRAINTS),
         "- You must not add dependencies."
@@ -248,13 +257,15 @@ fn a_long_spans_statements_and_questions_keep_the_requests_order() {
     let (long, first) = (turns(crate::split_work::SPLIT_FROM_ITEMS + 500), turns(50));
     let out = summarize(&long, &observed(&long), None, 100_000);
     let expected = summarize(&first, &observed(&first), None, 100_000);
-    for heading in [
-        sections::CONSTRAINTS,
-        sections::KEY_DECISIONS,
-        sections::RESOLVED_QUESTIONS,
-    ] {
-        assert_eq!(body(&out, heading), body(&expected, heading), "{heading}");
-    }
+    assert_same_sections(
+        &out,
+        &expected,
+        &[
+            sections::CONSTRAINTS,
+            sections::KEY_DECISIONS,
+            sections::RESOLVED_QUESTIONS,
+        ],
+    );
     assert!(
         body(&out, sections::CONSTRAINTS)
             .starts_with("… 30 earlier constraints omitted\n- You must keep module 30 stable."),
