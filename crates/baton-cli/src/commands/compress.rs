@@ -148,7 +148,7 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
     }
     let runtime = crate::commands::runtime()?;
     let resolved = compress_settings::resolve(args, settings, &runtime)?;
-    let (label, doc) = read_input(args.file.as_deref(), args.format.0)?;
+    let (label, mut doc) = read_input(args.file.as_deref(), args.format.0)?;
     if let (Some(out), Some(input)) = (&args.output, &args.file)
         && input.as_os_str() != "-"
     {
@@ -174,11 +174,14 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
         layout: doc.layout,
         transcript: doc.transcript,
     };
+    // Each conversation's length before, for the report: its messages are handed over.
+    let mut before_messages = Vec::with_capacity(doc.conversations.len());
     for (conv, out) in doc
         .conversations
-        .iter()
+        .iter_mut()
         .zip(compacted.conversations.iter_mut())
     {
+        before_messages.push(conv.messages.len());
         // Tool schemas are part of the prompt: they count toward the threshold and the totals.
         let schema_tokens = conv
             .tools
@@ -198,8 +201,11 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
                         .sum::<u64>()
                         + schema_tokens
                 });
+                // Handed over, not lent: the output's messages are moved out of the input
+                // instead of copied (a real session keeps most of its messages, and copying
+                // them was a twentieth of its pass, each copy in fresh memory).
                 let mut result = runtime.block_on(engine.compress(CompressRequest {
-                    messages: (&conv.messages).into(),
+                    messages: std::mem::take(&mut conv.messages).into(),
                     current_tokens,
                     focus_topic: args.focus.as_deref(),
                     force: args.force,
@@ -227,7 +233,7 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
     for (out, (result, _)) in compacted.conversations.iter_mut().zip(&mut results) {
         result.messages = std::mem::take(&mut out.messages);
     }
-    report(args, &resolved, &label, &doc, &results);
+    report(args, &resolved, &label, &doc, &before_messages, &results);
     // The process ends right after this command: freeing the parsed input, the compacted
     // conversations and the runtime piece by piece only costs time (~1.5% of compressing a
     // real session, `perf record`), and the OS takes the memory back at exit anyway.
@@ -294,6 +300,7 @@ fn report(
     resolved: &Resolved,
     label: &str,
     doc: &Document,
+    before_messages: &[usize],
     results: &[(CompressionResult, u64)],
 ) {
     if args.report_format() == ReportFormat::Text {
@@ -311,10 +318,11 @@ fn report(
             errln!("{line}");
         }
     }
-    for (i, (conv, (r, schema_tokens))) in doc.conversations.iter().zip(results).enumerate() {
+    let records = doc.conversations.iter().zip(before_messages).zip(results);
+    for (i, ((conv, &before), (r, schema_tokens))) in records.enumerate() {
         match args.report_format() {
             ReportFormat::Json => {
-                let mut report = json_report(r, conv.messages.len());
+                let mut report = json_report(r, before);
                 if let Some(obj) = report.as_object_mut() {
                     obj.insert("settings".into(), compress_settings::json(resolved));
                     obj.insert(
@@ -339,7 +347,7 @@ fn report(
                         group_digits(*schema_tokens as usize)
                     );
                 }
-                errln!("{}", text_report(r, conv.messages.len()));
+                errln!("{}", text_report(r, before));
             }
         }
     }
