@@ -11,8 +11,10 @@ use serde::{Serialize, Serializer};
 
 mod de;
 mod fields;
+mod json_text;
 mod ser;
 pub use fields::Fields;
+pub use json_text::{write_message, write_str};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -416,7 +418,11 @@ impl Message {
     /// Compact JSON of the message: the text of [`Message::to_value`], written without
     /// building it.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| self.to_value().to_string())
+        let mut out = Vec::new();
+        match write_message(&mut out, self).map(|()| String::from_utf8(out)) {
+            Ok(Ok(text)) => text,
+            _ => self.to_value().to_string(),
+        }
     }
 
     /// Parses and validates one message. `index` is the message's position, used in errors.

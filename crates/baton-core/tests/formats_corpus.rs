@@ -32,6 +32,17 @@ fn assert_records_round_trip(path: &Path) {
         path.display()
     );
     let written = doc.to_text();
+    // The direct writer's text is, byte for byte, serde_json's text of each record's value.
+    let through_values: String = doc
+        .conversations
+        .iter()
+        .map(|c| baton_core::formats::openai::conversation_to_object(c).to_string() + "\n")
+        .collect();
+    assert!(
+        written == through_values,
+        "{}: the direct writer's text differs from serde_json's",
+        path.display()
+    );
     for (i, (line, original)) in written.lines().zip(&originals).enumerate() {
         let back: Value = serde_json::from_str(line).unwrap();
         assert_eq!(&back, original, "{} record {i} changed", path.display());

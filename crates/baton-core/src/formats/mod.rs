@@ -347,28 +347,53 @@ fn write_openai<W: std::io::Write>(
     layout: Layout,
     conversations: &[Written<'_>],
 ) -> std::io::Result<()> {
+    // The text `json_line` gives each value (the tests compare them), written by hand.
+    let mut buf = Vec::new();
+    let empty = Written::of(&EMPTY_CONVERSATION);
+    let record = |out: &mut W, buf: &mut Vec<u8>, c: &Written<'_>| {
+        openai::write_record(out, buf, &c.fields, &c.messages)
+    };
     match layout {
         Layout::MessageArray => {
             let messages = conversations.first().map_or(&[][..], |c| &c.messages[..]);
-            json_line(out, &messages)
+            openai::write_message_array(out, &mut buf, messages)?;
         }
-        Layout::Object => match conversations.first() {
-            Some(c) => json_line(out, &c.record()),
-            None => json_line(out, &openai::RecordJson(&Conversation::default())),
-        },
+        Layout::Object => record(out, &mut buf, conversations.first().unwrap_or(&empty))?,
         Layout::ObjectArray => {
-            let records: Vec<_> = conversations.iter().map(Written::record).collect();
-            json_line(out, &records)
+            for (i, c) in conversations.iter().enumerate() {
+                out.write_all(if i == 0 { b"[" } else { b"," })?;
+                record(out, &mut buf, c)?;
+            }
+            buf.extend_from_slice(if conversations.is_empty() {
+                b"[]"
+            } else {
+                b"]"
+            });
         }
-        Layout::MessageLines => conversations
-            .iter()
-            .flat_map(|c| c.messages.iter())
-            .try_for_each(|m| json_line(out, m)),
-        Layout::ObjectLines => conversations
-            .iter()
-            .try_for_each(|c| json_line(out, &c.record())),
+        Layout::MessageLines => {
+            for message in conversations.iter().flat_map(|c| c.messages.iter()) {
+                crate::message::write_message(&mut buf, message)?;
+                buf.push(b'\n');
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+            return Ok(());
+        }
+        Layout::ObjectLines => {
+            for c in conversations {
+                record(out, &mut buf, c)?;
+                out.write_all(b"\n")?;
+            }
+            return Ok(());
+        }
     }
+    buf.push(b'\n');
+    out.write_all(&buf)
 }
+
+/// What a layout of one conversation writes when there is none.
+static EMPTY_CONVERSATION: std::sync::LazyLock<Conversation> =
+    std::sync::LazyLock::new(Conversation::default);
 
 /// A conversation as an OpenAI file gets it: without Baton's in-process metadata, like
 /// [`without_baton_metadata`], but copying only the messages that carry some (after a
@@ -415,10 +440,6 @@ impl<'a> Written<'a> {
             fields: Cow::Owned(fields),
             messages,
         }
-    }
-
-    fn record(&self) -> openai::RecordWithMessages<'_, Cow<'a, Message>> {
-        openai::RecordWithMessages(&self.fields, &self.messages)
     }
 }
 
@@ -544,6 +565,25 @@ mod tests {
         for layout in LAYOUTS {
             let doc = openai_document(layout, conversations.clone());
             assert_eq!(doc.to_text(), through_values(&doc), "{layout:?}");
+        }
+    }
+
+    /// A document without conversations writes what serde_json wrote for it: an empty record
+    /// or array, or nothing for the line layouts.
+    #[test]
+    fn empty_openai_documents_are_written_as_before() {
+        for (layout, text) in [
+            (Layout::MessageArray, "[]\n"),
+            (Layout::Object, "{\"messages\":[]}\n"),
+            (Layout::ObjectArray, "[]\n"),
+            (Layout::MessageLines, ""),
+            (Layout::ObjectLines, ""),
+        ] {
+            assert_eq!(
+                openai_document(layout, Vec::new()).to_text(),
+                text,
+                "{layout:?}"
+            );
         }
     }
 

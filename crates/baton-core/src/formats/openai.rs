@@ -3,10 +3,12 @@
 
 use crate::conversation::Conversation;
 use crate::formats::error::FormatError;
-use crate::message::{Message, describe_value};
+use crate::message::{Message, describe_value, write_message, write_str};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
+use std::borrow::Borrow;
+use std::io::{self, Write};
 
 /// Parses a JSON array of OpenAI messages.
 pub fn messages_from_array(items: Vec<Value>) -> Result<Vec<Message>, FormatError> {
@@ -92,6 +94,55 @@ impl<M: Serialize> Serialize for RecordWithMessages<'_, M> {
         }
         map.end()
     }
+}
+
+/// Writes the record [`RecordWithMessages`] serializes, the same bytes, each message through
+/// [`crate::message::write_message`] (serde_json escapes strings a byte at a time) and handed
+/// to `out` as it is written, so the record is never held whole. `buf` is scratch space.
+pub(crate) fn write_record<W: Write, M: Borrow<Message>>(
+    out: &mut W,
+    buf: &mut Vec<u8>,
+    conv: &Conversation,
+    messages: &[M],
+) -> io::Result<()> {
+    buf.clear();
+    buf.push(b'{');
+    for (i, (key, field)) in record_fields(conv).into_iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        write_str(buf, key);
+        buf.push(b':');
+        match field {
+            RecordField::Messages => write_message_array(out, buf, messages)?,
+            RecordField::Tools(tools) => serde_json::to_writer(&mut *buf, tools)?,
+            RecordField::Other(value) => serde_json::to_writer(&mut *buf, value)?,
+        }
+    }
+    buf.push(b'}');
+    out.write_all(buf)?;
+    buf.clear();
+    Ok(())
+}
+
+/// Appends `messages` as a JSON array to `buf`, handing each finished message (with what
+/// preceded it in `buf`) to `out`; what follows the array's `[` may stay in `buf`.
+pub(crate) fn write_message_array<W: Write, M: Borrow<Message>>(
+    out: &mut W,
+    buf: &mut Vec<u8>,
+    messages: &[M],
+) -> io::Result<()> {
+    buf.push(b'[');
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        write_message(buf, message.borrow())?;
+        out.write_all(buf)?;
+        buf.clear();
+    }
+    buf.push(b']');
+    Ok(())
 }
 
 /// What a record key holds.

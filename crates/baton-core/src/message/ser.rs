@@ -93,7 +93,7 @@ impl Serialize for FunctionJson<'_> {
 /// Whether `first` then `then`, written after the `known` keys, would repeat a key. A map
 /// holds each key once, so only the known keys and keys shared by the two maps can repeat.
 /// Almost always false at once: the maps are nearly always empty.
-fn reuses_a_key(first: &Fields, then: &Fields, known: &[&str]) -> bool {
+pub(super) fn reuses_a_key(first: &Fields, then: &Fields, known: &[&str]) -> bool {
     first
         .keys()
         .any(|k| known.contains(&k.as_str()) || then.contains_key(k))
