@@ -225,33 +225,13 @@ pub(crate) fn parse_general(text: &str, forced: Option<FormatName>) -> Result<Do
 /// Lines detection looks at before deciding a file is JSON Lines of OpenAI messages.
 const DETECT_LINES: usize = 64;
 
-/// The first line of `text` (as `str::lines` splits it) that is not blank. Line ends are
-/// found with `memchr`: `str::lines` searches a word at a time, and finding that a one-line
-/// real session has no second line was 6% of loading it (callgrind, issue #17).
-fn first_nonblank_line(text: &str) -> Option<&str> {
-    let mut start = 0;
-    loop {
-        let end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map(|i| start + i);
-        let line = &text[start..end.unwrap_or(text.len())];
-        // `str::lines` takes a `\r` before a `\n` as part of the line end.
-        let line = match end {
-            Some(_) => line.strip_suffix('\r').unwrap_or(line),
-            None => line,
-        };
-        if !line.trim().is_empty() {
-            return Some(line);
-        }
-        start = end? + 1;
-    }
-}
-
 /// JSON Lines of OpenAI messages — the shape of the largest files — converted one line at a
 /// time: each line's `Value` is dropped as soon as its message is built, instead of holding a
 /// `Value` tree for every line of the file (with `preserve_order` and `arbitrary_precision`
 /// that tree took ~20× the file's size). Detection reads the first lines; any other shape, or
 /// a first line that does not parse, goes the general way (which reports errors as before).
 fn message_lines(text: &str) -> Result<Option<Document>, LoadError> {
-    let Some(first) = first_nonblank_line(text) else {
+    let Some(first) = crate::byte_scan::first_nonblank_line(text) else {
         return Ok(None);
     };
     if first.len() >= text.trim_end().len() {
@@ -608,22 +588,4 @@ fn replace_file(
     }
     tmp.persist(file).map_err(|e| io("replace")(e.error))?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The first non-blank line is the one `str::lines` gives, across bare and paired
-        /// carriage returns, blank lines, Unicode spaces and a missing final line end.
-        #[test]
-        fn the_first_nonblank_line_is_str_lines_own(text in "[a \r\n\t\u{a0}\u{3000}]{0,24}") {
-            prop_assert_eq!(
-                first_nonblank_line(&text),
-                text.lines().find(|l| !l.trim().is_empty())
-            );
-        }
-    }
 }

@@ -140,7 +140,7 @@ impl<'a> SpanCall<'a> {
                 Some(code) => code != 0,
                 None => reads(text),
             },
-            _ => reads(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")),
+            _ => reads(crate::byte_scan::first_nonblank_line(text).unwrap_or("")),
         }
     }
 

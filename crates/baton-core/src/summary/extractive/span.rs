@@ -164,7 +164,7 @@ pub(super) enum AnswerKey<'a> {
 
 /// A reply's first non-blank line.
 fn first_line(text: &str) -> &str {
-    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+    crate::byte_scan::first_nonblank_line(text).unwrap_or("")
 }
 
 /// What a reply opening with `first` shows as an answer: that line redacted and put on one
