@@ -1,6 +1,7 @@
-//! Compress and exact token counting on the shared benchmark inputs (real and real-derived
-//! transcripts), the inputs the reference design's figures were taken on, so the README can
-//! put ours beside them. Skipped with a note when `../shared` is absent.
+//! Compress, exact token counting, and parsing and writing the files, on the shared
+//! benchmark inputs (real and real-derived transcripts), the inputs the reference design's
+//! figures were taken on, so the README can put ours beside them. Skipped with a note when
+//! `../shared` is absent.
 //!
 //! Run: `cargo bench -p baton-core --bench bench_inputs`.
 
@@ -87,5 +88,39 @@ fn bench_count(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_compress, bench_count);
+/// Parsing a file's text into its document and writing the document back: the two ends of
+/// every `baton compress` process (its parsing floor).
+fn bench_load_and_write(c: &mut Criterion) {
+    let Some(dir) = shared_inputs::dir() else {
+        return;
+    };
+    let mut group = c.benchmark_group("file shared");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(5));
+    for name in ["real1", "real3", "synth_10k", "normalized_all"] {
+        let Some(path) = shared_inputs::input(&dir, name) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(doc) = baton_core::formats::parse_document(&text, None) else {
+            continue;
+        };
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::new("parse", name), &text, |b, text| {
+            b.iter(|| black_box(baton_core::formats::parse_document(text, None).is_ok()))
+        });
+        let mut out = Vec::with_capacity(text.len() + (1 << 20));
+        group.bench_with_input(BenchmarkId::new("write", name), &doc, |b, doc| {
+            b.iter(|| {
+                out.clear();
+                black_box(doc.write_text(&mut out).is_ok())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_compress, bench_count, bench_load_and_write);
 criterion_main!(benches);
