@@ -148,7 +148,7 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
     }
     let runtime = crate::commands::runtime()?;
     let resolved = compress_settings::resolve(args, settings, &runtime)?;
-    let (label, mut doc) = read_input(args.file.as_deref(), args.format.0)?;
+    let (label, doc) = read_input(args.file.as_deref(), args.format.0)?;
     if let (Some(out), Some(input)) = (&args.output, &args.file)
         && input.as_os_str() != "-"
     {
@@ -174,14 +174,11 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
         layout: doc.layout,
         transcript: doc.transcript,
     };
-    // Each conversation's length before, for the report: its messages are handed over.
-    let mut before_messages = Vec::with_capacity(doc.conversations.len());
     for (conv, out) in doc
         .conversations
-        .iter_mut()
+        .iter()
         .zip(compacted.conversations.iter_mut())
     {
-        before_messages.push(conv.messages.len());
         // Tool schemas are part of the prompt: they count toward the threshold and the totals.
         let schema_tokens = conv
             .tools
@@ -201,11 +198,8 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
                         .sum::<u64>()
                         + schema_tokens
                 });
-                // Handed over, not lent: the output's messages are moved out of the input
-                // instead of copied (a real session keeps most of its messages, and copying
-                // them was a twentieth of its pass, each copy in fresh memory).
                 let mut result = runtime.block_on(engine.compress(CompressRequest {
-                    messages: std::mem::take(&mut conv.messages).into(),
+                    messages: (&conv.messages).into(),
                     current_tokens,
                     focus_topic: args.focus.as_deref(),
                     force: args.force,
@@ -233,7 +227,7 @@ pub fn run(args: &CompressArgs, settings: &Settings) -> Result<(), Failure> {
     for (out, (result, _)) in compacted.conversations.iter_mut().zip(&mut results) {
         result.messages = std::mem::take(&mut out.messages);
     }
-    report(args, &resolved, &label, &doc, &before_messages, &results);
+    report(args, &resolved, &label, &doc, &results);
     // The process ends right after this command: freeing the parsed input, the compacted
     // conversations and the runtime piece by piece only costs time (~1.5% of compressing a
     // real session, `perf record`), and the OS takes the memory back at exit anyway.
@@ -300,7 +294,6 @@ fn report(
     resolved: &Resolved,
     label: &str,
     doc: &Document,
-    before_messages: &[usize],
     results: &[(CompressionResult, u64)],
 ) {
     if args.report_format() == ReportFormat::Text {
@@ -318,11 +311,10 @@ fn report(
             errln!("{line}");
         }
     }
-    let records = doc.conversations.iter().zip(before_messages).zip(results);
-    for (i, ((conv, &before), (r, schema_tokens))) in records.enumerate() {
+    for (i, (conv, (r, schema_tokens))) in doc.conversations.iter().zip(results).enumerate() {
         match args.report_format() {
             ReportFormat::Json => {
-                let mut report = json_report(r, before);
+                let mut report = json_report(r, conv.messages.len());
                 if let Some(obj) = report.as_object_mut() {
                     obj.insert("settings".into(), compress_settings::json(resolved));
                     obj.insert(
@@ -347,7 +339,7 @@ fn report(
                         group_digits(*schema_tokens as usize)
                     );
                 }
-                errln!("{}", text_report(r, before));
+                errln!("{}", text_report(r, conv.messages.len()));
             }
         }
     }
