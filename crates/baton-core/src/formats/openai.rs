@@ -98,7 +98,9 @@ impl<M: Serialize> Serialize for RecordWithMessages<'_, M> {
 
 /// Writes the record [`RecordWithMessages`] serializes, the same bytes, each message through
 /// [`crate::message::write_message`] (serde_json escapes strings a byte at a time) and handed
-/// to `out` as it is written, so the record is never held whole. `buf` is scratch space.
+/// to `out` as it is written: the record is never held whole, one message's text at a time
+/// (as the large-file reader holds one message's bytes, `json_values.rs`). `buf` is scratch
+/// space.
 pub(crate) fn write_record<W: Write, M: Borrow<Message>>(
     out: &mut W,
     buf: &mut Vec<u8>,
