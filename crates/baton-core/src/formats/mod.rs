@@ -277,18 +277,20 @@ impl Document {
     /// fresh memory; issue #17).
     ///
     /// Buffered here (64 KiB) in a writer of a concrete type: serializing writes each token
-    /// separately, and through `dyn Write` every one was an indirect call.
+    /// separately, and through `dyn Write` every one was an indirect call. The OpenAI layouts
+    /// gather their hand-written text in a buffer of their own, handed to `out` as it fills.
     pub fn write_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if self.dialect == Dialect::OpenAi {
+            let written: Vec<Written<'_>> = self.conversations.iter().map(Written::of).collect();
+            write_openai(out, self.layout, &written)?;
+            return out.flush();
+        }
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
         self.write_text_buffered(&mut out)?;
         std::io::Write::flush(&mut out)
     }
 
     fn write_text_buffered<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
-        if self.dialect == Dialect::OpenAi {
-            let written: Vec<Written<'_>> = self.conversations.iter().map(Written::of).collect();
-            return write_openai(out, self.layout, &written);
-        }
         let conversations: Vec<Cow<'_, Conversation>> = self
             .conversations
             .iter()
@@ -342,52 +344,53 @@ impl Document {
 
 /// OpenAI documents, written straight from the messages (the same text as through
 /// [`openai::conversation_to_object`], without building a `Value` tree of the whole document).
-fn write_openai<W: std::io::Write>(
-    out: &mut W,
+fn write_openai(
+    out: &mut dyn std::io::Write,
     layout: Layout,
     conversations: &[Written<'_>],
 ) -> std::io::Result<()> {
-    // The text `json_line` gives each value (the tests compare them), written by hand.
-    let mut buf = Vec::new();
+    // The text `json_line` gives each value (the tests compare them), written by hand and
+    // handed to `out` as it gathers.
+    let mut buf = Vec::with_capacity(openai::SPILL_AT);
     let empty = Written::of(&EMPTY_CONVERSATION);
-    let record = |out: &mut W, buf: &mut Vec<u8>, c: &Written<'_>| {
+    let record = |out: &mut dyn std::io::Write, buf: &mut Vec<u8>, c: &Written<'_>| {
         openai::write_record(out, buf, &c.fields, &c.messages)
     };
     match layout {
         Layout::MessageArray => {
             let messages = conversations.first().map_or(&[][..], |c| &c.messages[..]);
             openai::write_message_array(out, &mut buf, messages)?;
+            buf.push(b'\n');
         }
-        Layout::Object => record(out, &mut buf, conversations.first().unwrap_or(&empty))?,
+        Layout::Object => {
+            record(out, &mut buf, conversations.first().unwrap_or(&empty))?;
+            buf.push(b'\n');
+        }
         Layout::ObjectArray => {
+            buf.push(b'[');
             for (i, c) in conversations.iter().enumerate() {
-                out.write_all(if i == 0 { b"[" } else { b"," })?;
+                if i > 0 {
+                    buf.push(b',');
+                }
                 record(out, &mut buf, c)?;
             }
-            buf.extend_from_slice(if conversations.is_empty() {
-                b"[]"
-            } else {
-                b"]"
-            });
+            buf.extend_from_slice(b"]\n");
         }
         Layout::MessageLines => {
             for message in conversations.iter().flat_map(|c| c.messages.iter()) {
                 crate::message::write_message(&mut buf, message)?;
                 buf.push(b'\n');
-                out.write_all(&buf)?;
-                buf.clear();
+                openai::spill_if_full(out, &mut buf)?;
             }
-            return Ok(());
         }
         Layout::ObjectLines => {
             for c in conversations {
                 record(out, &mut buf, c)?;
-                out.write_all(b"\n")?;
+                buf.push(b'\n');
+                openai::spill_if_full(out, &mut buf)?;
             }
-            return Ok(());
         }
     }
-    buf.push(b'\n');
     out.write_all(&buf)
 }
 

@@ -96,18 +96,31 @@ impl<M: Serialize> Serialize for RecordWithMessages<'_, M> {
     }
 }
 
-/// Writes the record [`RecordWithMessages`] serializes, the same bytes, each message through
-/// [`crate::message::write_message`] (serde_json escapes strings a byte at a time) and handed
-/// to `out` as it is written: the record is never held whole, one message's text at a time
-/// (as the large-file reader holds one message's bytes, `json_values.rs`). `buf` is scratch
-/// space.
-pub(crate) fn write_record<W: Write, M: Borrow<Message>>(
+/// How much of the hand-written text gathers before it is handed on: the writes `out` sees
+/// are the size of the buffer serde_json's text went through (`Document::write_text`), and the
+/// text is copied once on its way, not into a second buffer first.
+pub(crate) const SPILL_AT: usize = 64 * 1024;
+
+/// Hands `buf` to `out` once it holds [`SPILL_AT`] bytes.
+pub(crate) fn spill_if_full<W: Write + ?Sized>(out: &mut W, buf: &mut Vec<u8>) -> io::Result<()> {
+    if buf.len() >= SPILL_AT {
+        out.write_all(buf)?;
+        buf.clear();
+    }
+    Ok(())
+}
+
+/// Appends the record [`RecordWithMessages`] serializes to `buf`, the same bytes, each message
+/// through [`crate::message::write_message`] (serde_json escapes strings a byte at a time),
+/// handing `buf` to `out` as it fills ([`spill_if_full`]): the record is never held whole,
+/// only what gathered since the last spill and one message's text (as the large-file reader
+/// holds one message's bytes, `json_values.rs`).
+pub(crate) fn write_record<W: Write + ?Sized, M: Borrow<Message>>(
     out: &mut W,
     buf: &mut Vec<u8>,
     conv: &Conversation,
     messages: &[M],
 ) -> io::Result<()> {
-    buf.clear();
     buf.push(b'{');
     for (i, (key, field)) in record_fields(conv).into_iter().enumerate() {
         if i > 0 {
@@ -122,14 +135,11 @@ pub(crate) fn write_record<W: Write, M: Borrow<Message>>(
         }
     }
     buf.push(b'}');
-    out.write_all(buf)?;
-    buf.clear();
     Ok(())
 }
 
-/// Appends `messages` as a JSON array to `buf`, handing each finished message (with what
-/// preceded it in `buf`) to `out`; what follows the array's `[` may stay in `buf`.
-pub(crate) fn write_message_array<W: Write, M: Borrow<Message>>(
+/// Appends `messages` as a JSON array to `buf`, handing `buf` to `out` as it fills.
+pub(crate) fn write_message_array<W: Write + ?Sized, M: Borrow<Message>>(
     out: &mut W,
     buf: &mut Vec<u8>,
     messages: &[M],
@@ -140,8 +150,7 @@ pub(crate) fn write_message_array<W: Write, M: Borrow<Message>>(
             buf.push(b',');
         }
         write_message(buf, message.borrow())?;
-        out.write_all(buf)?;
-        buf.clear();
+        spill_if_full(out, buf)?;
     }
     buf.push(b']');
     Ok(())
