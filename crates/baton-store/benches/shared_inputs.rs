@@ -14,6 +14,9 @@
 
 #![allow(clippy::expect_used)]
 
+#[path = "../../baton-core/benches/common/allocator.rs"]
+mod allocator;
+
 #[path = "../../baton-core/benches/common/shared_inputs.rs"]
 mod shared_inputs;
 
