@@ -5,7 +5,7 @@
 //! term's candidates, so the same query ranks the same way on both.
 
 use crate::query::{self, Route, Term};
-use crate::snippet::{display_text, window_snippet};
+use crate::snippet::{display_text_from, window_snippet};
 use std::collections::{HashMap, HashSet};
 
 /// Characters of context either side of a match in built snippets.
@@ -136,7 +136,12 @@ pub fn window_hit_snippet(id: i64, row: &Row, terms: &[(Term, TermHits)]) -> Str
 /// then each call as `name(key: value, ...)`), since the indexed text holds the calls as
 /// raw JSON with escaped quotes. A word is looked for at a word boundary first.
 fn call_snippet(id: i64, row: &Row, terms: &[(Term, TermHits)]) -> String {
-    let text = display_text(&row.content, &row.tool_name, &row.tool_calls);
+    let text = display_text_from(
+        &row.content,
+        &row.tool_name,
+        &row.tool_calls,
+        TEXT_SCAN_BYTES,
+    );
     let text = bounded_prefix(&text, TEXT_SCAN_BYTES);
     let matched = terms.iter().filter(|(_, h)| h.contains_key(&id));
     let bounded = matched.clone().find_map(|(t, _)| {
