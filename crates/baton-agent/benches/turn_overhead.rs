@@ -7,9 +7,6 @@
 //! Run: `cargo bench -p baton-agent --bench turn_overhead`. Goal: under 1 ms per turn at 1,000
 //! messages of history, flat in history length.
 
-#[path = "../../baton-core/benches/common/allocator.rs"]
-mod allocator;
-
 use baton_agent::{
     AgentBuilder, AgentConfig, FixedPrompt, Interrupt, Tool, ToolContext, ToolError, ToolRegistry,
 };

@@ -20,13 +20,6 @@ macro_rules! errln {
     ($($arg:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
-/// mimalloc instead of the system's `malloc`: a compaction is thousands of small allocations
-/// freed together, where glibc's bins and consolidation were a fifth of a real session's pass
-/// (docs/architecture.md, "mimalloc"). `--cfg baton_system_allocator` keeps the system's.
-#[cfg(not(baton_system_allocator))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod commands;
 mod output;
 

@@ -5,9 +5,6 @@
 //!
 //! Run: `cargo bench -p baton-core --bench bench_inputs`.
 
-#[path = "common/allocator.rs"]
-mod allocator;
-
 #[path = "common/shared_inputs.rs"]
 mod shared_inputs;
 

@@ -4,9 +4,6 @@
 //! Run: `cargo bench -p baton-core --bench compress`. Target: 10k messages (~5M tokens) in
 //! under 50 ms on one core, growing linearly.
 
-#[path = "common/allocator.rs"]
-mod allocator;
-
 #[path = "common/compress_once.rs"]
 mod compress_once;
 use baton_core::formats::load_file;

@@ -4,9 +4,6 @@
 //! Run: `cargo bench -p baton-core --bench load_and_count`. Throughput is in bytes of input
 //! files, so criterion reports MB/s directly.
 
-#[path = "common/allocator.rs"]
-mod allocator;
-
 use baton_core::formats::parse_document;
 use baton_core::tokens::{Encoding, RoughCounter, estimate_conversation};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -14,9 +14,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "common/allocator.rs"]
-mod allocator;
-
 use baton_core::summary::extractive::ExtractiveSummarizer;
 use baton_core::tokens::Encoding;
 use baton_core::trajectory::{

@@ -15,9 +15,6 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-#[path = "../../baton-core/benches/common/allocator.rs"]
-mod allocator;
-
 #[path = "../../baton-store/benches/common/corpus.rs"]
 mod corpus_data;
 #[path = "../tests/pg/mod.rs"]

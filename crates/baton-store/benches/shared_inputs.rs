@@ -14,9 +14,6 @@
 
 #![allow(clippy::expect_used)]
 
-#[path = "../../baton-core/benches/common/allocator.rs"]
-mod allocator;
-
 #[path = "../../baton-core/benches/common/shared_inputs.rs"]
 mod shared_inputs;
 

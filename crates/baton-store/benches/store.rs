@@ -18,9 +18,6 @@
 // A benchmark that cannot set up its database has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used)]
 
-#[path = "../../baton-core/benches/common/allocator.rs"]
-mod allocator;
-
 use baton_core::Message;
 use baton_store::SqliteStore;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
