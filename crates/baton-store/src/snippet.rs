@@ -28,7 +28,10 @@ pub(crate) fn display_text_from(
         enough,
     );
     if !tool_name.is_empty() && tool_calls.is_empty() {
-        out.piece(&format!("[{tool_name}]"));
+        out.separate();
+        out.push("[");
+        out.push(tool_name);
+        out.push("]");
     }
     if !content.trim().is_empty() {
         out.piece(content);
