@@ -16,6 +16,7 @@ mod ser;
 pub use fields::Fields;
 pub use json_text::{write_message, write_str};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Who wrote a message. Unknown roles are rejected at load time rather than guessed at, because a
@@ -219,10 +220,23 @@ pub struct FunctionCall {
 pub struct ToolCall {
     pub id: String,
     /// `Some("function")` today; `None` when the call arrived without a `type` key (several
-    /// servers omit it), so the writer does not invent one.
-    pub kind: Option<String>,
+    /// servers omit it), so the writer does not invent one. A `Cow` so the usual `"function"`
+    /// is no allocation: every copy of a call copied it (a pass copies the calls it keeps).
+    pub kind: Option<Cow<'static, str>>,
     pub function: FunctionCall,
     pub extra: Fields,
+}
+
+/// The `type` of every tool call today.
+pub const FUNCTION_KIND: &str = "function";
+
+/// A call's `type` as read: the usual one shared, anything else kept as written.
+pub fn call_kind(kind: String) -> Cow<'static, str> {
+    if kind == FUNCTION_KIND {
+        Cow::Borrowed(FUNCTION_KIND)
+    } else {
+        Cow::Owned(kind)
+    }
 }
 
 impl ToolCall {
@@ -233,7 +247,7 @@ impl ToolCall {
     ) -> Self {
         ToolCall {
             id: id.into(),
-            kind: Some("function".into()),
+            kind: Some(Cow::Borrowed(FUNCTION_KIND)),
             function: FunctionCall {
                 name: name.into(),
                 arguments: arguments.into(),
@@ -256,7 +270,7 @@ impl ToolCall {
         let mut m = Map::new();
         m.insert("id".into(), Value::String(self.id.clone()));
         if let Some(kind) = &self.kind {
-            m.insert("type".into(), Value::String(kind.clone()));
+            m.insert("type".into(), Value::String(kind.to_string()));
         }
         m.insert("function".into(), Value::Object(f));
         for (k, v) in &self.extra {
@@ -697,7 +711,7 @@ fn parse_tool_call(ctx: &FieldCtx, i: usize, v: Value) -> Result<ToolCall, Messa
     };
     let kind = match obj.shift_remove("type") {
         None => None,
-        Some(v) => Some(ctx.string_at(|| at(".type"), v)?),
+        Some(v) => Some(call_kind(ctx.string_at(|| at(".type"), v)?)),
     };
     let function = match obj.shift_remove("function") {
         None => {

@@ -5,6 +5,7 @@
 
 use baton_core::message::{Content, Message, PartKind, Role};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 fn round_trip(v: Value) -> Value {
     Message::from_value(v, 0).unwrap().to_value()
@@ -138,4 +139,33 @@ fn serde_round_trip_matches_to_value() {
     let v = json!({"role": "user", "content": "x", "meta": 1});
     let m: Message = serde_json::from_value(v.clone()).unwrap();
     assert_eq!(serde_json::to_value(&m).unwrap(), v);
+}
+
+/// A call's usual `type` is shared, not allocated per call (every copy of a kept call copied
+/// it); any other `type`, and its absence, come back as written.
+#[test]
+fn a_calls_function_type_is_shared_and_other_types_are_kept() {
+    let call = |kind: Option<&str>| {
+        let mut c = json!({"id": "c1", "function": {"name": "f", "arguments": "{}"}});
+        if let Some(kind) = kind {
+            c["type"] = json!(kind);
+        }
+        json!({"role": "assistant", "tool_calls": [c]})
+    };
+    let kind_of = |v: Value| {
+        let m = Message::from_value(v, 0).expect("a valid call");
+        m.calls()[0].kind.clone()
+    };
+    assert!(matches!(
+        kind_of(call(Some("function"))),
+        Some(Cow::Borrowed("function"))
+    ));
+    assert_eq!(
+        kind_of(call(Some("custom"))),
+        Some(Cow::<str>::Owned("custom".into()))
+    );
+    assert_eq!(kind_of(call(None)), None);
+    for v in [call(Some("function")), call(Some("custom")), call(None)] {
+        assert_eq!(round_trip(v.clone()), v);
+    }
 }

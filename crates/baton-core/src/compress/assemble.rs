@@ -104,7 +104,7 @@ pub fn assemble(head: &[Message], summary_body: &str, tail: &[Message]) -> Vec<M
 /// the result, not copied (a pass copies what it keeps once, issue #17).
 pub fn assemble_owned(head: Vec<Message>, summary_body: &str, tail: Vec<Message>) -> Vec<Message> {
     let owned = |messages: Vec<Message>| messages.into_iter().map(Cow::Owned).collect();
-    assemble_kept(owned(head), summary_body, owned(tail))
+    assemble_kept(owned(head), summary_body, owned(tail), true)
         .into_iter()
         .map(Cow::into_owned)
         .collect()
@@ -114,13 +114,25 @@ pub fn assemble_owned(head: Vec<Message>, summary_body: &str, tail: Vec<Message>
 /// changes it (a note added, a summary merged in or taken out, two neighbours joined): the
 /// output is copied from the input only once it is certain to be the output, or moved from an
 /// input the caller owns (`Compressor`).
+///
+/// `may_hold_summaries`: false when the caller knows neither `head` nor `tail` holds an
+/// earlier summary (a pass reads every message once for them), so none is looked for: asking
+/// each kept message was 1% of a real session's pass.
 pub(crate) fn assemble_kept<'a>(
     head: Vec<Cow<'a, Message>>,
     summary_body: &str,
     tail: Vec<Cow<'a, Message>>,
+    may_hold_summaries: bool,
 ) -> Vec<Cow<'a, Message>> {
-    let mut out = without_old_summaries(head);
-    let tail = without_old_summaries(tail);
+    debug_assert!(
+        may_hold_summaries || !head.iter().chain(&tail).any(|m| is_summary_message(m)),
+        "a kept summary the caller did not know of"
+    );
+    let (mut out, tail) = if may_hold_summaries {
+        (without_old_summaries(head), without_old_summaries(tail))
+    } else {
+        (head, tail)
+    };
     if let Some(first) = out.first_mut().filter(|m| m.role.is_instruction()) {
         *first = Cow::Owned(add_compression_note(first));
     }

@@ -6,7 +6,7 @@ use crate::compress::pass::{PassContext, run_pass};
 use crate::compress::threshold::{Budgets, ThresholdConfig};
 use crate::compress::{CompressionResult, CompressorConfig, Outcome, markers};
 use crate::engine::{CompressRequest, ContextEngine, EngineStatus, TokenState};
-use crate::message::Message;
+use crate::message::{Content, ContentPart, Message};
 use crate::split_work::in_ranges;
 use crate::summary::BoxFuture;
 use crate::tokens::{Encoding, RoughCounter, RunningCount, TokenCounter, tools_tokens};
@@ -175,16 +175,38 @@ fn budgets_for(config: &CompressorConfig) -> Budgets {
 
 /// Identifies the current user turn by its latest real user message and the message before
 /// it. Both stay verbatim in the tail across the turn's compactions, and the neighbour tells two
-/// turns with the same text ("continue") apart.
+/// turns with the same text ("continue") apart. Their fields are hashed where they lie:
+/// writing the neighbour out as JSON first was 1% of a real session's compaction.
 fn turn_key(messages: &[Message]) -> TurnKey {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     if let Some(i) = boundary::last_actionable_user(messages, 0) {
-        messages[i].text().hash(&mut h);
+        hash_texts(&messages[i], &mut h);
         if let Some(prev) = i.checked_sub(1).and_then(|p| messages.get(p)) {
-            prev.to_json().hash(&mut h);
+            prev.role.as_str().hash(&mut h);
+            hash_texts(prev, &mut h);
+            prev.tool_call_id.hash(&mut h);
+            prev.name.hash(&mut h);
+            for call in prev.calls() {
+                call.id.hash(&mut h);
+                call.function.name.hash(&mut h);
+                call.function.arguments.hash(&mut h);
+            }
         }
     }
     TurnKey(h.finish())
+}
+
+/// Each text of `message`'s content, in order.
+fn hash_texts(message: &Message, h: &mut impl Hasher) {
+    match &message.content {
+        Some(Content::Text(text)) => text.hash(h),
+        Some(Content::Parts(parts)) => {
+            for text in parts.iter().filter_map(ContentPart::text_value) {
+                text.hash(h);
+            }
+        }
+        Some(Content::Null) | None => {}
+    }
 }
 
 impl ContextEngine for Compressor {

@@ -10,23 +10,22 @@ use crate::summary::redacted_views::changed_span_view;
 use std::borrow::Cow;
 
 /// Bodies of the earlier summaries of the whole conversation, oldest first: those in the head,
-/// the span's (already joined), and those in the kept tail.
+/// the span's (already joined), and those in the kept tail. `summaries` are the indices of
+/// `messages` that are summaries ([`markers::is_summary_message`], ascending, known from the
+/// pass's first read of every message); the span is `start..end`.
 pub(super) fn previous_summaries(
-    head: &[Message],
+    messages: &[Message],
+    summaries: &[usize],
     span: Option<String>,
-    tail: &[Message],
+    (start, end): (usize, usize),
 ) -> Option<String> {
-    let body = |m: &Message| markers::strip_summary_prefix(&m.text());
-    let bodies: Vec<String> = head
+    let body = |&i: &usize| markers::strip_summary_prefix(&messages[i].text());
+    let bodies: Vec<String> = summaries
         .iter()
-        .filter(|m| markers::is_summary_message(m))
+        .filter(|&&i| i < start)
         .map(body)
         .chain(span)
-        .chain(
-            tail.iter()
-                .filter(|m| markers::is_summary_message(m))
-                .map(body),
-        )
+        .chain(summaries.iter().filter(|&&i| i >= end).map(body))
         .filter(|b| !b.trim().is_empty())
         .collect();
     (!bodies.is_empty()).then(|| bodies.join("\n\n"))

@@ -167,7 +167,7 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
     let turns = turn_list.refs();
     // Assembly drops every earlier summary, wherever it sits (head, span or kept tail), so
     // each one's body, and with it its task ledger, is carried into the new summary.
-    let previous = previous_summaries(&messages[..start], span_previous, &messages[end..]);
+    let previous = previous_summaries(messages, ctx.summaries, span_previous, (start, end));
     if turns.is_empty() {
         return nothing_to_summarize(&ctx, prune, started, None);
     }
@@ -260,7 +260,13 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
     let tail_size = (tail.len(), carried_tokens + kept_tokens);
     // Every compaction the test suite runs checks the sum against a recount.
     debug_assert_eq!(tail_size.1, tokens_of(&tail), "the tail's tokens");
-    let assembled = assemble::assemble_kept(head, &body, tail);
+    // Pruning never makes a summary (a stub or cut arguments do not read as one), so the
+    // kept messages hold one only where the input did.
+    let kept_summaries = ctx
+        .summaries
+        .iter()
+        .any(|&i| i < start || i >= end || Some(i) == moved_user);
+    let assembled = assemble::assemble_kept(head, &body, tail, kept_summaries);
     let (sanitized, _) = sanitize::sanitize_kept(assembled);
     let final_messages = sanitize::strip_media_kept(sanitized);
     let tokens_after = output_tokens(&ctx, &final_messages);

@@ -5,7 +5,9 @@
 //! With `stream_options.include_usage` the usage comes in a last chunk with no choices.
 
 use crate::response::{ChatResponse, FinishReason, StreamEvent};
-use baton_core::message::{Content, FunctionCall, Message, Role, ToolCall};
+use baton_core::message::{
+    Content, FUNCTION_KIND, FunctionCall, Message, Role, ToolCall, call_kind,
+};
 use baton_core::usage::{ApiShape, normalize_usage};
 use serde_json::{Map, Value};
 
@@ -173,7 +175,7 @@ impl ChatAssembler {
             .filter(|c| !c.name.is_empty() || !c.arguments.is_empty())
             .map(|c| ToolCall {
                 id: c.id.clone(),
-                kind: c.kind.clone().or_else(|| Some("function".into())),
+                kind: Some(c.kind.clone().map_or(FUNCTION_KIND.into(), call_kind)),
                 function: FunctionCall {
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
