@@ -10,6 +10,10 @@
 //! escape, deep nesting, anything malformed) to serde_json, so its result never depends on
 //! which path ran.
 
+#[cfg(target_arch = "x86_64")]
+mod string_blocks;
+
+#[cfg(any(test, not(target_arch = "x86_64")))]
 use crate::two_bytes::TwoBytes;
 
 /// The text holds something these readers do not vouch for: serde_json decides.
@@ -116,10 +120,21 @@ fn literal_end(src: &[u8], at: usize, word: &[u8]) -> Result<usize, Unsure> {
 /// The closing quote of the JSON string whose text goes on at `from`, the text checked as
 /// serde_json checks a string: no raw control byte, every escape well formed (a surrogate
 /// escape is left to serde_json). The dropped part of a written file has an escape on every
-/// line, so escapes are found with `memchr` and control bytes in one separate pass, which the
-/// compiler vectorizes: stopping at either kind of byte in one scan was a twentieth of
-/// compacting a real session (`perf record`, real3, issue #17).
+/// line: on x86_64 the string is read 64 bytes at a time (`json_check/string_blocks.rs`),
+/// elsewhere one escape at a time.
 pub(crate) fn checked_string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
+    #[cfg(target_arch = "x86_64")]
+    return string_blocks::string_end(src, from);
+    #[cfg(not(target_arch = "x86_64"))]
+    escape_by_escape_end(src, from)
+}
+
+/// [`checked_string_end`] one escape at a time: where there are no SSE2 masks, and the block
+/// scan's reference in its tests. Escapes are found with `memchr` and control bytes in one
+/// separate pass, which the compiler vectorizes: stopping at either kind of byte in one scan
+/// was a twentieth of compacting a real session (`perf record`, real3, issue #17).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+pub(crate) fn escape_by_escape_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
     let search = TwoBytes::new(b'"', b'\\');
     let mut at = from;
     let close = loop {
@@ -168,7 +183,8 @@ pub(crate) fn decoded_string(raw: &str) -> Result<String, Unsure> {
 
 /// Whether `text` holds a byte below 0x20, tested a block at a time without an early exit
 /// inside a block, so the test is vectorized.
-pub(crate) fn has_control_byte(text: &[u8]) -> bool {
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn has_control_byte(text: &[u8]) -> bool {
     const BLOCK: usize = 64;
     let blocks = text.chunks_exact(BLOCK);
     let rest = blocks.remainder();

@@ -25,6 +25,7 @@ pub mod tool_action;
 pub mod tool_output;
 pub mod trajectory;
 pub mod truncate;
+#[cfg(any(test, not(target_arch = "x86_64")))]
 mod two_bytes;
 pub mod usage;
 
