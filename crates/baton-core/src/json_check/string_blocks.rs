@@ -27,18 +27,7 @@ pub(super) fn string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
     // Whether the block's first byte is escaped by a backslash that ended the last block.
     let mut carried = false;
     while at < src.len() {
-        let padded;
-        let block: &[u8; BLOCK] = match src.get(at..at + BLOCK) {
-            Some(whole) => whole.try_into().map_err(|_| Unsure)?,
-            None => {
-                let mut copy = [0u8; BLOCK];
-                let rest = &src[at..];
-                copy[..rest.len()].copy_from_slice(rest);
-                padded = copy;
-                &padded
-            }
-        };
-        let masks = Masks::of(block);
+        let masks = masks_at(src, at);
         let escaped = escaped_bits(masks.backslashes, &mut carried);
         let closing = masks.quotes & !escaped;
         // The bits before the closing quote, or the whole block when it has none.
@@ -53,7 +42,7 @@ pub(super) fn string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
         let mut escapes = escaped & inside;
         while escapes != 0 {
             let i = escapes.trailing_zeros() as usize;
-            check_escape(src, at + i, block[i])?;
+            check_escape(src, at + i)?;
             escapes &= escapes - 1;
         }
         if closing != 0 {
@@ -64,10 +53,38 @@ pub(super) fn string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
     Err(Unsure)
 }
 
+/// The masks of the 64 bytes from `at`, with no bits past the end of `src` but control bits
+/// (as if zero bytes followed: a string that has not closed by then fails as it should). The
+/// last bytes of a text of at least a block are read as the block that ends with them, its
+/// masks shifted down to start at `at`: a short string value (a path, a command) sits near
+/// the end of its arguments, and filling a padded copy for it was most of its cost.
+fn masks_at(src: &[u8], at: usize) -> Masks {
+    if let Some(whole) = src
+        .get(at..at + BLOCK)
+        .and_then(|b| <&[u8; BLOCK]>::try_from(b).ok())
+    {
+        return Masks::of(whole);
+    }
+    let rest = src.get(at..).unwrap_or_default();
+    let last = src
+        .len()
+        .checked_sub(BLOCK)
+        .and_then(|from| <&[u8; BLOCK]>::try_from(&src[from..]).ok());
+    match last {
+        // The last block holds `rest` at its end.
+        Some(last) => Masks::of(last).shifted_down(BLOCK - rest.len()),
+        None => {
+            let mut padded = [0u8; BLOCK];
+            padded[..rest.len()].copy_from_slice(rest);
+            Masks::of(&padded)
+        }
+    }
+}
+
 /// The character at `at` follows an escaping backslash: one of JSON's escapes, `\u` with four
 /// hex digits that are not a surrogate (left to serde_json, as [`escape_at`] leaves it).
-fn check_escape(src: &[u8], at: usize, escaped: u8) -> Result<(), Unsure> {
-    match escaped {
+fn check_escape(src: &[u8], at: usize) -> Result<(), Unsure> {
+    match src.get(at).ok_or(Unsure)? {
         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(()),
         b'u' => escape_at(src, at - 1).map(|_| ()),
         _ => Err(Unsure),
@@ -105,6 +122,19 @@ impl Masks {
                 bits(cmp_eq_mask_i8_m128i(min_u8_m128i(v, highest_control), v)) << shift;
         }
         masks
+    }
+}
+
+impl Masks {
+    /// The masks of the bytes from `by` on, with no bits past the block's end: the control
+    /// bit a zero byte there would have is set, as for a padded copy.
+    fn shifted_down(&self, by: usize) -> Self {
+        let past_end = !(u64::MAX >> by);
+        Masks {
+            quotes: self.quotes >> by,
+            backslashes: self.backslashes >> by,
+            controls: (self.controls >> by) | past_end,
+        }
     }
 }
 
