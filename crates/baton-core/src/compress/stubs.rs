@@ -23,7 +23,7 @@ use crate::truncate::{Grouped, group_digits, grouped};
 use match_count::match_count;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use stub_text::{cut_end, cut_end_in_place, cut_flat_end, cut_start, flatten, make_one_line};
+use stub_text::{cut_end, cut_end_in_place, cut_flat_end, cut_flat_start, flatten, make_one_line};
 
 /// Upper bound of a stub's length, in characters. Stubs are far shorter in practice; the bound
 /// exists so [`looks_like_stub`] can tell a stub from a real result that happens to start with
@@ -95,11 +95,11 @@ pub(crate) fn stub_of_result<'m>(
         })
         .unwrap_or_else(|| other_stub(arguments, &shape));
     // Built once and changed in place: a stub is written for every old result a pass keeps.
-    let mut stub = String::with_capacity(name.len() + body.len() + 3);
-    stub.push('[');
-    stub.push_str(&name);
-    stub.push_str("] ");
-    stub.push_str(&body);
+    // The name goes in front of the body in its own buffer (sized for a whole stub).
+    let mut stub = body;
+    stub.insert_str(0, "] ");
+    stub.insert_str(0, &name);
+    stub.insert(0, '[');
     make_one_line(&mut stub);
     cut_end_in_place(&mut stub, STUB_MAX_CHARS);
     stub
@@ -242,11 +242,25 @@ fn command_stub(command: &str, content: &str, shape: &ResultShape) -> Option<Str
 }
 
 /// `exit 101, 212 lines output`, or just the line count when the result reports no status
-/// (Claude Code prints one only on failure).
-fn outcome_label(content: &str, shape: &ResultShape) -> String {
-    match exit_code(content) {
-        Some(code) => sized!("exit {code}, {} lines output", shape.lines_label()),
-        None => sized!("{} lines output", shape.lines_label()),
+/// (Claude Code prints one only on failure). Written straight into the stub that shows it.
+struct OutcomeLabel<'s> {
+    exit: Option<i32>,
+    shape: &'s ResultShape<'s>,
+}
+
+fn outcome_label<'s>(content: &str, shape: &'s ResultShape<'s>) -> OutcomeLabel<'s> {
+    OutcomeLabel {
+        exit: exit_code(content),
+        shape,
+    }
+}
+
+impl std::fmt::Display for OutcomeLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(code) = self.exit {
+            write!(f, "exit {code}, ")?;
+        }
+        write!(f, "{} lines output", self.shape.lines_label())
     }
 }
 
@@ -260,7 +274,7 @@ fn read_stub(
     if path.is_empty() {
         return None;
     }
-    let path = cut_start(&flatten(path), PATH_MAX_CHARS);
+    let path = cut_flat_start(path, PATH_MAX_CHARS);
     let range = numbered_line_range(content).or_else(|| requested_range(from_line, limit, shape));
     Some(match range {
         Some((first, last)) => sized!(
@@ -318,7 +332,7 @@ fn write_stub(path: &str, lines: Option<usize>) -> Option<String> {
     let lines = lines.map_or_else(|| "?".to_string(), group_digits);
     Some(sized!(
         "wrote {} ({lines} lines)",
-        cut_start(&flatten(path), PATH_MAX_CHARS)
+        cut_flat_start(path, PATH_MAX_CHARS)
     ))
 }
 
@@ -328,7 +342,7 @@ fn edit_stub(path: &str, shape: &ResultShape) -> Option<String> {
     }
     Some(sized!(
         "edited {} ({} chars result)",
-        cut_start(&flatten(path), PATH_MAX_CHARS),
+        cut_flat_start(path, PATH_MAX_CHARS),
         shape.chars_label()
     ))
 }
@@ -337,7 +351,7 @@ fn patch_stub(paths: &[String], shape: &ResultShape) -> Option<String> {
     let shown: Vec<String> = paths
         .iter()
         .take(2)
-        .map(|p| cut_start(&flatten(p), PATH_MAX_CHARS / 2))
+        .map(|p| cut_flat_start(p, PATH_MAX_CHARS / 2))
         .collect();
     if shown.is_empty() {
         return None;
@@ -354,7 +368,7 @@ fn patch_stub(paths: &[String], shape: &ResultShape) -> Option<String> {
 }
 
 fn search_stub(pattern: &str, path: Option<&str>, content: &str, shape: &ResultShape) -> String {
-    let place = cut_start(&flatten(path.unwrap_or(".")), PATH_MAX_CHARS);
+    let place = cut_flat_start(path.unwrap_or("."), PATH_MAX_CHARS);
     if pattern.is_empty() {
         return sized!("listed {place} ({} lines)", shape.lines_label());
     }
@@ -440,16 +454,23 @@ fn value_text(value: &Value) -> Cow<'_, str> {
 
 /// The tool name as it appears between the brackets: characters that could break the stub's
 /// shape (brackets, spaces, newlines) become `_`.
-fn display_name(name: &str) -> String {
+fn display_name(name: &str) -> Cow<'_, str> {
+    // Almost every tool's name is shown as it is.
+    if !name.is_empty()
+        && !crate::truncate::has_more_chars_than(name, NAME_MAX_CHARS)
+        && name.chars().all(is_name_char)
+    {
+        return Cow::Borrowed(name);
+    }
     let cleaned: String = name
         .chars()
         .take(NAME_MAX_CHARS)
         .map(|c| if is_name_char(c) { c } else { '_' })
         .collect();
     if cleaned.is_empty() {
-        "tool".into()
+        Cow::Borrowed("tool")
     } else {
-        cleaned
+        Cow::Owned(cleaned)
     }
 }
 
@@ -684,7 +705,7 @@ mod tests {
             assert!(stub.chars().count() <= STUB_MAX_CHARS, "{stub}");
             assert!(stub.starts_with(&format!("[{name}] ")), "{stub}");
         }
-        assert_eq!(cut_start("日本語のテキスト", 6), "...キスト");
+        assert_eq!(stub_text::cut_start("日本語のテキスト", 6), "...キスト");
         assert_eq!(cut_end("日本語のテキスト", 6), "日本語...");
     }
 }

@@ -15,7 +15,19 @@ pub(super) fn flatten(text: &str) -> String {
 /// `cut_end(&flatten(text), max)`, flattening only as far as the cut needs: a command or an
 /// argument can be a whole file, of which a stub shows a line.
 pub(super) fn cut_flat_end(text: &str, max: usize) -> String {
-    cut_end(&flatten_past(text, max), max)
+    let mut flat = flatten_past(text, max);
+    cut_end_in_place(&mut flat, max);
+    flat
+}
+
+/// `cut_start(&flatten(text), max)`, cut in the flattened copy: a path is usually short
+/// enough to be kept whole, and copying it a second time was one of a stub's allocations.
+pub(super) fn cut_flat_start(text: &str, max: usize) -> String {
+    let flat = flatten(text);
+    if !crate::truncate::has_more_chars_than(&flat, max) {
+        return flat;
+    }
+    cut_start(&flat, max)
 }
 
 /// [`flatten`], stopped at the first word that starts past `max` characters: what is kept
@@ -163,6 +175,7 @@ mod tests {
             max in 0usize..40,
         ) {
             prop_assert_eq!(cut_flat_end(&text, max), cut_end(&flatten(&text), max));
+            prop_assert_eq!(cut_flat_start(&text, max), cut_start(&flatten(&text), max));
         }
 
         /// A stub made one line and cut in place is the one built anew each step.
