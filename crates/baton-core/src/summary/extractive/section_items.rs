@@ -424,11 +424,17 @@ pub(super) fn carried_bullets(prev: Option<&str>, heading: &str) -> Vec<String> 
         .unwrap_or_default()
 }
 
-pub(super) fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
+/// `n noun` or `n nouns`, written where it is shown.
+pub(super) struct Plural<'n>(pub usize, pub &'n str);
+
+impl std::fmt::Display for Plural<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Plural(n, noun) = *self;
+        if n == 1 {
+            write!(f, "1 {noun}")
+        } else {
+            write!(f, "{n} {noun}s")
+        }
     }
 }
 

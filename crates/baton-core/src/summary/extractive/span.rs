@@ -7,6 +7,7 @@ use super::*;
 use crate::summary::redact::{redact, redact_text};
 use crate::summary::sentences::sentence_ranges;
 use crate::summary::text_memo::TextMemo;
+use std::fmt::Write as _;
 use std::ops::Range;
 
 /// What the span says, gathered once.
@@ -250,22 +251,32 @@ impl<'a> SpanCall<'a> {
         terms.iter().any(|t| hay.contains(t.as_str()))
     }
 
-    /// "ACTION target — outcome [tool: name]".
+    /// "ACTION target — outcome [tool: name]", written into one string: its parts were each
+    /// a string of their own, and a summary describes every call it lists.
     pub(super) fn describe(&self) -> String {
-        // Put together in a string sized for it: `format!` grew its guess by reallocating.
-        let (verb, target, outcome) = (verb(&self.action), self.target(), self.outcome());
-        let parts = [
-            verb, " ", &target, " — ", &outcome, " [tool: ", self.name, "]",
-        ];
-        let mut line = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-        parts.iter().for_each(|p| line.push_str(p));
+        let verb = verb(&self.action);
+        let mut line = String::with_capacity(DESCRIBED_CAPACITY);
+        line.push_str(verb);
+        line.push(' ');
+        self.write_target(&mut line);
+        line.push_str(" — ");
+        self.write_outcome(&mut line);
+        line.push_str(" [tool: ");
+        line.push_str(self.name);
+        line.push(']');
         line
     }
 
     pub(super) fn target(&self) -> String {
+        let mut out = String::new();
+        self.write_target(&mut out);
+        out
+    }
+
+    fn write_target(&self, out: &mut String) {
         match &*self.action {
-            ToolAction::Other => one_line(&self.arguments, TARGET_MAX_CHARS),
-            action => target(action),
+            ToolAction::Other => out.push_str(&one_line(&self.arguments, TARGET_MAX_CHARS)),
+            action => write_target(action, out),
         }
     }
 
@@ -279,40 +290,63 @@ impl<'a> SpanCall<'a> {
     fn written_label(&self) -> String {
         match &*self.action {
             ToolAction::Command { .. } => self.target(),
-            _ => format!("{} {}", self.name, self.target()),
+            _ => {
+                let mut label = String::with_capacity(DESCRIBED_CAPACITY);
+                label.push_str(self.name);
+                label.push(' ');
+                self.write_target(&mut label);
+                label
+            }
         }
     }
 
     /// Exit status for commands, the error's first line for failures, otherwise the result size.
     pub(super) fn outcome(&self) -> String {
+        let mut out = String::new();
+        self.write_outcome(&mut out);
+        out
+    }
+
+    fn write_outcome(&self, out: &mut String) {
         let Some(text) = &self.result else {
-            return "no result recorded".into();
+            out.push_str("no result recorded");
+            return;
         };
         // Counted only for the outcomes that show it: each count is a pass over the result.
-        let lines = || plural(view::original_line_count(text), "line");
+        let lines = || Plural(view::original_line_count(text), "line");
         let quoted = || self.quoted_result().unwrap_or_default();
-        let failure = || format!("failed: {}", error_line(quoted()));
+        // Writing to a `String` cannot fail.
+        let failure = |out: &mut String| {
+            out.push_str("failed: ");
+            out.push_str(&error_line(quoted()));
+        };
         // Only a command's outcome reads its exit status: looking for one in every result
         // was 1% of a real session's pass.
-        match &*self.action {
+        let _ = match &*self.action {
             ToolAction::Command { .. } => match self.exit_code() {
-                Some(0) => format!("exit 0, {} of output", lines()),
-                Some(code) => format!("exit {code}: {}", error_line(quoted())),
-                None if self.failed() => failure(),
-                None => format!("{} of output", lines()),
+                Some(0) => write!(out, "exit 0, {} of output", lines()),
+                Some(code) => {
+                    write!(out, "exit {code}: ").map(|()| out.push_str(&error_line(quoted())))
+                }
+                None if self.failed() => Ok(failure(out)),
+                None => write!(out, "{} of output", lines()),
             },
-            _ if self.failed() => failure(),
-            ToolAction::Read { .. } => lines(),
+            _ if self.failed() => Ok(failure(out)),
+            ToolAction::Read { .. } => write!(out, "{}", lines()),
             ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. } => {
-                "ok".into()
+                Ok(out.push_str("ok"))
             }
-            _ => format!(
+            _ => write!(
+                out,
                 "{} of output",
-                plural(view::original_char_count(text), "char")
+                Plural(view::original_char_count(text), "char")
             ),
-        }
+        };
     }
 }
+
+/// Bytes reserved for a described call: most lines are under 160 bytes.
+const DESCRIBED_CAPACITY: usize = 160;
 
 pub(super) fn verb(action: &ToolAction) -> &'static str {
     match action {
@@ -328,40 +362,50 @@ pub(super) fn verb(action: &ToolAction) -> &'static str {
     }
 }
 
-pub(super) fn target(action: &ToolAction) -> String {
+/// What a call acted on, written at the end of `out`.
+fn write_target(action: &ToolAction, out: &mut String) {
+    let quoted = |out: &mut String, text: &str, after: &str| {
+        out.push('`');
+        out.push_str(&one_line(text, TARGET_MAX_CHARS));
+        out.push('`');
+        out.push_str(after);
+    };
     match action {
         ToolAction::Read {
             path,
             from_line: Some(from),
             lines: Some(n),
-        } => format!("{path} (lines {from}–{})", from + n.saturating_sub(1)),
+        } => {
+            // Writing to a `String` cannot fail.
+            let _ = write!(out, "{path} (lines {from}–{})", from + n.saturating_sub(1));
+        }
         ToolAction::Read { path, .. }
         | ToolAction::Write { path, .. }
-        | ToolAction::Edit { path } => path.clone(),
-        ToolAction::Patch { paths } => paths.join(", "),
-        ToolAction::Command { command } => quoted(one_line(command, TARGET_MAX_CHARS), ""),
+        | ToolAction::Edit { path } => out.push_str(path),
+        ToolAction::Patch { paths } => {
+            for (i, path) in paths.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(path);
+            }
+        }
+        ToolAction::Command { command } => quoted(out, command, ""),
         ToolAction::Search {
             pattern,
             path: Some(path),
-        } => quoted(one_line(pattern, TARGET_MAX_CHARS), &format!(" in {path}")),
-        ToolAction::Search { pattern, .. } => quoted(one_line(pattern, TARGET_MAX_CHARS), ""),
-        ToolAction::Web { target } => one_line(target, TARGET_MAX_CHARS),
-        ToolAction::Delegate { goal } => one_line(goal, TARGET_MAX_CHARS),
-        ToolAction::Other => String::new(),
+        } => {
+            quoted(out, pattern, " in ");
+            out.push_str(path);
+        }
+        ToolAction::Search { pattern, .. } => quoted(out, pattern, ""),
+        ToolAction::Web { target } => out.push_str(&one_line(target, TARGET_MAX_CHARS)),
+        ToolAction::Delegate { goal } => out.push_str(&one_line(goal, TARGET_MAX_CHARS)),
+        ToolAction::Other => {}
     }
 }
 
-/// `` `text` `` then `after`, in one string sized for them.
-fn quoted(text: String, after: &str) -> String {
-    let mut out = String::with_capacity(text.len() + after.len() + 2);
-    out.push('`');
-    out.push_str(&text);
-    out.push('`');
-    out.push_str(after);
-    out
-}
-
-/// [`target`]'s pieces written as the call holds them, `one_line` not applied: the same
+/// [`write_target`]'s pieces written as the call holds them, `one_line` not applied: the same
 /// non-whitespace characters until a line would be cut (`label_key.rs`).
 pub(super) fn target_text(action: &ToolAction, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     match action {
