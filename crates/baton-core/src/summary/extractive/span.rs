@@ -315,33 +315,38 @@ impl<'a> SpanCall<'a> {
         // Counted only for the outcomes that show it: each count is a pass over the result.
         let lines = || Plural(view::original_line_count(text), "line");
         let quoted = || self.quoted_result().unwrap_or_default();
-        // Writing to a `String` cannot fail.
         let failure = |out: &mut String| {
             out.push_str("failed: ");
             out.push_str(&error_line(quoted()));
         };
         // Only a command's outcome reads its exit status: looking for one in every result
-        // was 1% of a real session's pass.
-        let _ = match &*self.action {
+        // was 1% of a real session's pass. Writing to a `String` cannot fail.
+        match &*self.action {
             ToolAction::Command { .. } => match self.exit_code() {
-                Some(0) => write!(out, "exit 0, {} of output", lines()),
-                Some(code) => {
-                    write!(out, "exit {code}: ").map(|()| out.push_str(&error_line(quoted())))
+                Some(0) => {
+                    let _ = write!(out, "exit 0, {} of output", lines());
                 }
-                None if self.failed() => Ok(failure(out)),
-                None => write!(out, "{} of output", lines()),
+                Some(code) => {
+                    let _ = write!(out, "exit {code}: ");
+                    out.push_str(&error_line(quoted()));
+                }
+                None if self.failed() => failure(out),
+                None => {
+                    let _ = write!(out, "{} of output", lines());
+                }
             },
-            _ if self.failed() => Ok(failure(out)),
-            ToolAction::Read { .. } => write!(out, "{}", lines()),
-            ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. } => {
-                Ok(out.push_str("ok"))
+            _ if self.failed() => failure(out),
+            ToolAction::Read { .. } => {
+                let _ = write!(out, "{}", lines());
             }
-            _ => write!(
-                out,
-                "{} of output",
-                Plural(view::original_char_count(text), "char")
-            ),
-        };
+            ToolAction::Write { .. } | ToolAction::Edit { .. } | ToolAction::Patch { .. } => {
+                out.push_str("ok");
+            }
+            _ => {
+                let chars = Plural(view::original_char_count(text), "char");
+                let _ = write!(out, "{chars} of output");
+            }
+        }
     }
 }
 
