@@ -365,12 +365,19 @@ mod tests {
         let taken: Vec<&Message> = head.iter().chain(&tail).map(|m| &**m).collect();
         assert!(taken.iter().copied().eq(eager.messages.iter()));
         assert!(head.iter().chain(&tail).any(|m| matches!(m, Cow::Owned(_))));
-        assert_eq!(lazy.changed_in(0..n), 0, "every changed message was moved out");
+        assert_eq!(
+            lazy.changed_in(0..n),
+            0,
+            "every changed message was moved out"
+        );
         let after: Vec<u64> = (0..n).map(|i| lazy.count_of(i, original[i])).collect();
         assert_eq!(after, before);
         let again = lazy.with_taken_back(&original).into_outcome();
         assert!(again.messages.iter().eq(eager.messages.iter()));
-        assert_eq!(again.messages.changed_count(), eager.messages.changed_count());
+        assert_eq!(
+            again.messages.changed_count(),
+            eager.messages.changed_count()
+        );
     }
 
     #[test]

@@ -20,11 +20,40 @@ use std::sync::OnceLock;
 /// Tool calls (by name and arguments) and their actions.
 #[derive(Debug, Default, Clone)]
 pub struct ActionTable<'m> {
-    /// Boxed: a classified call is 192 bytes, and a long span's tables are built on
-    /// several threads and merged; moving whole entries into the merged table (fresh memory,
-    /// touched for the first time) was a quarter of classifying `synth_10k`'s 2,218 distinct
-    /// calls (issue #17).
-    by_call: FxHashMap<CallText<'m>, Box<Classified>>,
+    /// Where each call's entry is in `blocks`.
+    by_call: FxHashMap<CallText<'m>, Slot>,
+    /// The entries, [`BLOCK_CALLS`] to a block, a block never grown past that: an entry stays
+    /// where it was written. A classified call is 192 bytes, and a long span's tables are
+    /// built on several threads and merged: moving whole entries into the merged table (fresh
+    /// memory, touched for the first time) was a quarter of classifying `synth_10k`'s 2,218
+    /// distinct calls, so a merge moves blocks, not entries. Boxing each entry instead was an
+    /// allocation per distinct call, 250 of a real session's pass's 2,000 (issue #17).
+    blocks: Vec<Vec<Classified>>,
+}
+
+/// An entry's place: its block and its index there.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    block: u32,
+    at: u32,
+}
+
+/// Entries per block: five 192-byte entries stay under 1 KiB, from which on a request makes
+/// glibc's `malloc` consolidate every small chunk freed so far.
+const BLOCK_CALLS: usize = 5;
+
+/// `classified` written into the last block of `blocks`, or a new one when it is full.
+fn store(blocks: &mut Vec<Vec<Classified>>, classified: Classified) -> Slot {
+    if blocks.last().is_none_or(|b| b.len() >= BLOCK_CALLS) {
+        blocks.push(Vec::with_capacity(BLOCK_CALLS));
+    }
+    let block = blocks.len() - 1;
+    let entries = &mut blocks[block];
+    entries.push(classified);
+    Slot {
+        block: block as u32,
+        at: (entries.len() - 1) as u32,
+    }
 }
 
 /// A call's action, and what a summary may show of the call once the first reader that shows
@@ -134,11 +163,12 @@ fn same_text(a: &str, b: &str) -> bool {
 impl<'m> ActionTable<'m> {
     /// The action of the call, classified now unless the table already holds it.
     pub fn classify(&mut self, name: &'m str, arguments: &'m str) -> &ToolAction {
-        &self
+        let blocks = &mut self.blocks;
+        let slot = *self
             .by_call
             .entry(CallText(name, arguments))
-            .or_insert_with(|| Box::new(Classified::new(classify(name, arguments))))
-            .action
+            .or_insert_with(|| store(blocks, Classified::new(classify(name, arguments))));
+        &self.blocks[slot.block as usize][slot.at as usize].action
     }
 
     /// Every call `calls()` yields (`count` of them: name and arguments) classified, unless
@@ -170,18 +200,16 @@ impl<'m> ActionTable<'m> {
             .collect();
         let held = &self.by_call;
         let shards = in_shards(count, |shard, shards| {
-            let mut found: FxHashMap<CallText<'m>, Box<Classified>> = FxHashMap::default();
+            let mut found = ActionTable::default();
             for &(hash, call) in &hashed {
                 if shard_of(hash, shards) == shard && !held.contains_key(&call) {
-                    found
-                        .entry(call)
-                        .or_insert_with(|| Box::new(Classified::new(classify(call.0, call.1))));
+                    found.classify(call.0, call.1);
                 }
             }
             found
         });
         for found in shards {
-            self.by_call.extend(found);
+            self.absorb(found);
         }
     }
 
@@ -209,8 +237,9 @@ impl<'m> ActionTable<'m> {
 
     fn held<'s>(&'s self, name: &'s str, arguments: &'s str) -> Option<&'s Classified> {
         // The keys outlive the lookup's strings; seen as living only as long, they compare.
-        let by_call: &'s FxHashMap<CallText<'s>, Box<Classified>> = &self.by_call;
-        by_call.get(&CallText(name, arguments)).map(|held| &**held)
+        let by_call: &'s FxHashMap<CallText<'s>, Slot> = &self.by_call;
+        let slot = by_call.get(&CallText(name, arguments))?;
+        self.blocks.get(slot.block as usize)?.get(slot.at as usize)
     }
 
     /// Room for `additional` more calls: a pass knows how many its span holds, and growing the
@@ -221,7 +250,16 @@ impl<'m> ActionTable<'m> {
 
     /// Adds the calls `other` classified (a range of a pass classified on another thread).
     pub fn absorb(&mut self, other: ActionTable<'m>) {
-        self.by_call.extend(other.by_call);
+        let offset = self.blocks.len() as u32;
+        self.blocks.extend(other.blocks);
+        self.by_call
+            .extend(other.by_call.into_iter().map(|(call, slot)| {
+                let slot = Slot {
+                    block: slot.block + offset,
+                    ..slot
+                };
+                (call, slot)
+            }));
     }
 
     /// Distinct calls held.

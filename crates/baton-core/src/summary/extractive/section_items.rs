@@ -177,24 +177,27 @@ pub(super) fn active_state(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> 
     lines
 }
 
-pub(super) fn modified_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
-    let mut out = ledger.files_modified.clone();
+/// The ledger's modified files, then the span's not among them; borrowed, as they are only
+/// joined into lines.
+pub(super) fn modified_files<'r>(ledger: &'r TaskLedger, span: &'r Span<'_>) -> Vec<&'r str> {
+    let mut out: Vec<&str> = ledger.files_modified.iter().map(String::as_str).collect();
     for path in span.calls.iter().flat_map(|c| c.action.modified_paths()) {
-        if !path.is_empty() && !out.iter().any(|o| o == path) {
-            out.push(path.to_string());
+        if !path.is_empty() && !out.contains(&path) {
+            out.push(path);
         }
     }
     out
 }
 
-pub(super) fn read_files(ledger: &TaskLedger, span: &Span<'_>) -> Vec<String> {
-    let mut out = ledger.files_read.clone();
+/// The ledger's files read, then the span's not among them; borrowed.
+pub(super) fn read_files<'r>(ledger: &'r TaskLedger, span: &'r Span<'_>) -> Vec<&'r str> {
+    let mut out: Vec<&str> = ledger.files_read.iter().map(String::as_str).collect();
     for call in span.calls.iter() {
         if let ToolAction::Read { path, .. } = &*call.action
             && !path.is_empty()
-            && !out.contains(path)
+            && !out.contains(&path.as_str())
         {
-            out.push(path.clone());
+            out.push(path);
         }
     }
     out
