@@ -20,7 +20,6 @@ use super::pruned::Pruned;
 use crate::message::Message;
 use crate::tokens::TokenCounter;
 use crate::tool_action::ActionTable;
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::Range;
 
@@ -39,9 +38,6 @@ pub(crate) struct LazyPrune<'a, 'c> {
     /// Tokens of each message as pruned, once settled and asked for ([`NOT_COUNTED`] before):
     /// the tail walk, the refusal check and the tail's floor all ask.
     counts: RefCell<Vec<u64>>,
-    /// Messages [`Self::take_kept`] moved out of the pruning into an output: pruning is made
-    /// again if the pass outputs the pruned conversation after all.
-    taken: Vec<usize>,
     calls: Vec<Option<CallRef>>,
     config: PruneConfig,
     counter: &'c dyn TokenCounter,
@@ -64,7 +60,6 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
             outcome: RefCell::new(outcome),
             decided: RefCell::new(vec![false; boundary]),
             counts: RefCell::new(vec![NOT_COUNTED; messages.len()]),
-            taken: Vec::new(),
             calls: resolve_calls(messages),
             config: config.clone(),
             counter,
@@ -86,7 +81,6 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
             outcome: RefCell::new(PruneOutcome::unchanged(messages)),
             decided: RefCell::new(Vec::new()),
             counts: RefCell::new(vec![NOT_COUNTED; messages.len()]),
-            taken: Vec::new(),
             calls: Vec::new(),
             config: PruneConfig::default(),
             counter,
@@ -163,41 +157,6 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
         self.demoter().demote_each(&mut outcome, &todo);
     }
 
-    /// The pruned messages of `range` (its demotions decided) for an output: the originals
-    /// borrowed, the changed ones moved out, their counts settled first (the refusal check
-    /// and the tail's floor count them again afterwards). Copying them out instead was 180
-    /// allocations of a real session's pass.
-    pub(crate) fn take_kept<'o>(
-        &mut self,
-        originals: &'o [Message],
-        range: Range<usize>,
-        original: &dyn Fn(usize) -> u64,
-    ) -> Vec<Cow<'o, Message>> {
-        for i in range.clone() {
-            debug_assert!(!self.is_undecided(i), "message {i} taken undecided");
-            self.settled_count(i, original(i));
-        }
-        let pruned = &mut self.outcome.get_mut().messages;
-        let taken = &mut self.taken;
-        pruned.take_kept(originals, range, |i| taken.push(i))
-    }
-
-    /// This pruning with the messages [`Self::take_kept`] moved out made again, for a pass
-    /// whose output is the pruned conversation after all. Pruning is made anew from the
-    /// originals (a moved-out message may hold deduplication's change as well as its
-    /// demotion, and both are decided from the originals alone, so the new one is the same);
-    /// the table of classified calls is kept. `original` is the pass's count of the input, as
-    /// [`Self::new`] takes it.
-    pub(crate) fn with_taken_back(mut self, original: &[u64]) -> Self {
-        if self.taken.is_empty() {
-            return self;
-        }
-        let actions = self.take_actions();
-        let mut again = LazyPrune::new(self.originals, &self.config, self.counter, original);
-        again.outcome.get_mut().actions = actions;
-        again
-    }
-
     /// The pruned conversation as decided so far.
     pub(crate) fn pruned(&mut self) -> &Pruned<'a> {
         &self.outcome.get_mut().messages
@@ -233,7 +192,6 @@ impl<'a, 'c> LazyPrune<'a, 'c> {
             outcome: RefCell::new(outcome),
             decided: self.decided,
             counts: self.counts,
-            taken: self.taken,
             calls: self.calls,
             config: self.config,
             counter: self.counter,
@@ -346,38 +304,6 @@ mod tests {
             pressured += usize::from(with.messages.is_changed(late));
         }
         assert!(pressured > 0, "no configuration demoted the late result");
-    }
-
-    /// Messages moved out into an output keep their counts, and a pruning made again after
-    /// it gave them away is the pruning of everything at once (deduplicated and demoted
-    /// messages alike).
-    #[test]
-    fn taken_messages_keep_their_counts_and_come_back_when_made_again() {
-        let messages = session(60);
-        let original = counts(&messages);
-        let eager = prune_old_tool_results(&messages, &config(), &RoughCounter);
-        let n = messages.len();
-        let mut lazy = LazyPrune::new(&messages, &config(), &RoughCounter, &original);
-        lazy.decide(0..n);
-        let before: Vec<u64> = (0..n).map(|i| lazy.count_of(i, original[i])).collect();
-        let head = lazy.take_kept(&messages, 0..n / 2, &|i| original[i]);
-        let tail = lazy.take_kept(&messages, n / 2..n, &|i| original[i]);
-        let taken: Vec<&Message> = head.iter().chain(&tail).map(|m| &**m).collect();
-        assert!(taken.iter().copied().eq(eager.messages.iter()));
-        assert!(head.iter().chain(&tail).any(|m| matches!(m, Cow::Owned(_))));
-        assert_eq!(
-            lazy.changed_in(0..n),
-            0,
-            "every changed message was moved out"
-        );
-        let after: Vec<u64> = (0..n).map(|i| lazy.count_of(i, original[i])).collect();
-        assert_eq!(after, before);
-        let again = lazy.with_taken_back(&original).into_outcome();
-        assert!(again.messages.iter().eq(eager.messages.iter()));
-        assert_eq!(
-            again.messages.changed_count(),
-            eager.messages.changed_count()
-        );
     }
 
     #[test]

@@ -239,12 +239,12 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
     // The table goes back to pruning: a span message demoted from here on (to settle the
     // checks below) finds its call already classified.
     let mut prune = prune.with_actions(actions);
-    // What the output holds that pruning changed (the span's messages are gone), counted
-    // before the output takes those messages.
-    let pruned_count = prune.changed_in(0..start) + prune.changed_in(end..messages.len());
-    let head = prune.take_kept(messages, 0..start, &original);
-    let kept_tail = prune.take_kept(messages, end..messages.len(), &original);
-    let tail = carried_tail(moved_user.and_then(|u| prune.pruned().get(u)), kept_tail);
+    let pruned = prune.pruned();
+    let head = pruned.kept(messages, 0..start);
+    let tail = carried_tail(
+        moved_user.and_then(|u| pruned.get(u)),
+        pruned.kept(messages, end..messages.len()),
+    );
     // The tail's size, for the report, before it moves into the output. The kept messages'
     // tokens are known (the walk counted them); only a carried request is counted, which has
     // taken in the first kept message when the tail is one shorter than both.
@@ -283,7 +283,6 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
     let refused = (!prune.reaches(whole.clone(), &original, tokens_after.saturating_add(1)))
         .then(|| prune.tokens_in(whole, &original));
     if let Some(pruned_tokens) = refused {
-        let prune = prune.with_taken_back(ctx.counts);
         let mut report = nothing_to_summarize(&ctx, prune, started, Some(pruned_tokens));
         let why = format!(
             "a summary would not be smaller than the {} messages it replaces (~{pruned_tokens} → ~{tokens_after} tokens), so it was not installed",
@@ -298,6 +297,8 @@ pub(crate) async fn run_pass(ctx: PassContext<'_>) -> PassReport<'_> {
         report.result.gate_rejections = chosen.gate_rejections;
         return report;
     }
+    // What the output holds that pruning changed (the span's messages are gone).
+    let pruned_count = prune.changed_in(0..start) + prune.changed_in(end..messages.len());
     let floor_tokens = tail_floor_tokens(&ctx, &prune, &original, start);
 
     PassReport {

@@ -139,30 +139,25 @@ impl<'a> Pruned<'a> {
     }
 
     /// The pruned messages of `range` as an output keeps them before it is settled: the
-    /// originals borrowed, the changed ones moved out (this pruning then holds the original
-    /// again, so the caller must have read all it needs of them), `took(i)` told of each.
+    /// originals borrowed, the changed ones copied (a pass goes on reading its pruning).
     /// `originals` is the conversation this pruning was made of, at its own lifetime (a pass
     /// hands its pruning shorter-lived tables, `LazyPrune::with_actions`).
-    pub(crate) fn take_kept<'o>(
-        &mut self,
+    pub(crate) fn kept<'o>(
+        &self,
         originals: &'o [Message],
         range: Range<usize>,
-        mut took: impl FnMut(usize),
     ) -> Vec<Cow<'o, Message>> {
         debug_assert!(std::ptr::eq(originals, self.originals));
         range
-            .filter_map(|i| match self.changed.remove(&i) {
-                Some(m) => {
-                    took(i);
-                    Some(Cow::Owned(*m))
-                }
+            .filter_map(|i| match self.changed.get(&i) {
+                Some(m) => Some(Cow::Owned((**m).clone())),
                 None => originals.get(i).map(Cow::Borrowed),
             })
             .collect()
     }
 
     /// The whole pruned conversation: the originals borrowed, the changed ones moved out
-    /// (`originals` as for [`Self::take_kept`]).
+    /// (`originals` as for [`Self::kept`]).
     pub(crate) fn into_kept(self, originals: &[Message]) -> Vec<Cow<'_, Message>> {
         debug_assert!(std::ptr::eq(originals, self.originals));
         let mut changed = self.changed;
