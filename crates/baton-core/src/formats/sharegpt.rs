@@ -44,7 +44,9 @@ use crate::formats::error::FormatError;
 use crate::formats::notes::{
     Notes, apply_key_order, identical, identical_objects, key_order_note, merge_missing,
 };
-use crate::message::{Content, Fields, FunctionCall, Message, REASONING_FIELDS, Role, ToolCall};
+use crate::message::{
+    Content, FUNCTION_KIND, Fields, FunctionCall, Message, REASONING_FIELDS, Role, ToolCall,
+};
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 
@@ -312,7 +314,7 @@ fn read_call(call: &Object, fallback_id: String, at: &str) -> Result<ToolCall, F
     };
     Ok(ToolCall {
         id,
-        kind: Some("function".into()),
+        kind: Some(FUNCTION_KIND.into()),
         function: FunctionCall {
             name,
             arguments,

@@ -19,9 +19,8 @@ const BLOCK: usize = 64;
 
 /// The closing quote of the JSON string whose text goes on at `from`, the text checked as
 /// [`super::checked_string_end`] checks it: no raw control byte, every escape well formed, a
-/// surrogate escape left to serde_json. The text's last partial block is read from a copy
-/// padded with zero bytes, which read as control bytes: a string that does not close before
-/// the end fails as it should.
+/// surrogate escape left to serde_json. Past the end of `src` the masks read as control
+/// bytes ([`masks_at`]): a string that does not close before the end fails as it should.
 pub(super) fn string_end(src: &[u8], from: usize) -> Result<usize, Unsure> {
     let mut at = from;
     // Whether the block's first byte is escaped by a backslash that ended the last block.
@@ -123,9 +122,7 @@ impl Masks {
         }
         masks
     }
-}
 
-impl Masks {
     /// The masks of the bytes from `by` on, with no bits past the block's end: the control
     /// bit a zero byte there would have is set, as for a padded copy.
     fn shifted_down(&self, by: usize) -> Self {

@@ -18,7 +18,9 @@ use crate::request::ChatRequest;
 use crate::response::{ChatResponse, FinishReason};
 use baton_core::compress::markers::strip_internal_keys;
 use baton_core::formats::codex::{REASONING_FORMAT, reasoning_entries};
-use baton_core::message::{Content, ContentPart, FunctionCall, Message, Role, ToolCall};
+use baton_core::message::{
+    Content, ContentPart, FUNCTION_KIND, FunctionCall, Message, Role, ToolCall,
+};
 use baton_core::usage::{ApiShape, normalize_usage};
 use serde_json::{Map, Value, json};
 
@@ -303,7 +305,7 @@ fn function_call(item: &Value) -> ToolCall {
     }
     ToolCall {
         id: text("call_id"),
-        kind: Some("function".into()),
+        kind: Some(FUNCTION_KIND.into()),
         function: FunctionCall {
             name: text("name"),
             arguments: text("arguments"),

@@ -9,7 +9,9 @@ use super::{ASSISTANT, NOTES, Object, REASONING_FORMAT, USER};
 use crate::conversation::Conversation;
 use crate::formats::error::FormatError;
 use crate::formats::notes::{key_order_note, merge_missing};
-use crate::message::{Content, ContentPart, Fields, FunctionCall, Message, Role, ToolCall};
+use crate::message::{
+    Content, ContentPart, FUNCTION_KIND, Fields, FunctionCall, Message, Role, ToolCall,
+};
 use serde_json::Value;
 
 /// Reads an Anthropic Messages request body (`{"system", "messages", "tools", …}`) or a bare
@@ -389,7 +391,7 @@ pub(super) fn read_tool_use(obj: &Object, at: &str) -> Result<ToolCall, FormatEr
     let arguments = obj.get("input").map(Value::to_string).unwrap_or_default();
     let mut call = ToolCall {
         id,
-        kind: Some("function".into()),
+        kind: Some(FUNCTION_KIND.into()),
         function: FunctionCall {
             name,
             arguments,

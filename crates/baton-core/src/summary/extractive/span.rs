@@ -369,11 +369,10 @@ pub(super) fn verb(action: &ToolAction) -> &'static str {
 
 /// What a call acted on, written at the end of `out`.
 fn write_target(action: &ToolAction, out: &mut String) {
-    let quoted = |out: &mut String, text: &str, after: &str| {
+    let quoted = |out: &mut String, text: &str| {
         out.push('`');
         out.push_str(&one_line(text, TARGET_MAX_CHARS));
         out.push('`');
-        out.push_str(after);
     };
     match action {
         ToolAction::Read {
@@ -395,15 +394,16 @@ fn write_target(action: &ToolAction, out: &mut String) {
                 out.push_str(path);
             }
         }
-        ToolAction::Command { command } => quoted(out, command, ""),
+        ToolAction::Command { command } => quoted(out, command),
         ToolAction::Search {
             pattern,
             path: Some(path),
         } => {
-            quoted(out, pattern, " in ");
+            quoted(out, pattern);
+            out.push_str(" in ");
             out.push_str(path);
         }
-        ToolAction::Search { pattern, .. } => quoted(out, pattern, ""),
+        ToolAction::Search { pattern, .. } => quoted(out, pattern),
         ToolAction::Web { target } => out.push_str(&one_line(target, TARGET_MAX_CHARS)),
         ToolAction::Delegate { goal } => out.push_str(&one_line(goal, TARGET_MAX_CHARS)),
         ToolAction::Other => {}
